@@ -1,0 +1,160 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/ensemblework/ensemble/frontend"
+)
+
+// needBrowser returns Chromium's path, or skips the test where there is none: except in CI, where a
+// test that cannot run fails.
+func needBrowser(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no Chromium on PATH; .ci/run installs Debian's chromium")
+	}
+	t.Skip("no Chromium on PATH (apt-get install chromium)")
+	return ""
+}
+
+func needUI(t *testing.T) {
+	t.Helper()
+	if frontend.Built() {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("the web UI is not built; make test builds it first")
+	}
+	t.Skip("the web UI is not built (make ui)")
+}
+
+// newBrowser starts headless Chromium with the flags this offline machine needs.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(needBrowser(t)),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	return ctx
+}
+
+func startTestRuntime(t *testing.T) *Runtime {
+	t.Helper()
+	rt, err := startRuntime(context.Background(), runtimeConfig{
+		DataDir: t.TempDir(), Addr: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+// screenshotDir is where browser tests leave their pictures to be looked at.
+func screenshotDir(t *testing.T) string {
+	dir := os.Getenv("SCREENSHOT_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "ensemble-screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func screenshot(t *testing.T, ctx context.Context, name string, width int64) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900)); err != nil {
+		t.Fatal(err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(screenshotDir(t), name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+}
+
+// TestBoardLiveAcrossPages opens the board in two tabs; a task added in one shows in the other
+// without a reload, and moving it in the second shows in the first.
+func TestBoardLiveAcrossPages(t *testing.T) {
+	needUI(t)
+	rt := startTestRuntime(t)
+	first := newBrowser(t)
+	ctx, cancel := context.WithTimeout(first, 60*time.Second)
+	defer cancel()
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL()), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`))); err != nil {
+		t.Fatalf("first page: %v", err)
+	}
+	second, cancel2 := chromedp.NewContext(first) // a second tab of the same browser, signed in by the cookie
+	defer cancel2()
+	ctx2, cancel3 := context.WithTimeout(second, 60*time.Second)
+	defer cancel3()
+	if err := chromedp.Do(ctx2, chromedp.Navigate(rt.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`))); err != nil {
+		t.Fatalf("second page: %v", err)
+	}
+
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS("#quick-add"), "Water the tomatoes\n"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-status="todo"] [data-task-id]`)),
+	); err != nil {
+		t.Fatalf("quick add: %v", err)
+	}
+	sel := chromedp.CSS(`[data-status="todo"] [data-task-id] .card-title`)
+	if err := chromedp.Do(ctx2, chromedp.WaitVisible(sel)); err != nil {
+		t.Fatalf("the task did not arrive in the second page: %v", err)
+	}
+	title, err := chromedp.Run(ctx2, chromedp.Text(sel))
+	if err != nil || title != "Water the tomatoes" {
+		t.Fatalf("second page shows %q, %v", title, err)
+	}
+	// A change made elsewhere (the API, as the command line would) arrives in both.
+	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
+	for _, title := range []string{"Prune the roses", "Order seeds", "Fix the gate"} {
+		if err := c.do(ctx, "POST", "/api/tasks", map[string]any{"title": title, "status": "in_progress"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cx := range []context.Context{ctx, ctx2} {
+		if _, err := chromedp.Run(cx, chromedp.Poll[bool](`document.querySelectorAll('[data-status="in_progress"] [data-task-id]').length === 3`)); err != nil {
+			t.Fatalf("API-made tasks did not arrive: %v", err)
+		}
+	}
+	screenshot(t, ctx, "board-1280.png", 1280)
+	screenshot(t, ctx2, "board-390.png", 390)
+}
+
+func readToken(t *testing.T, rt *Runtime) string {
+	f, err := readAPIFile(rt.cfg.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Token
+}

@@ -1,0 +1,64 @@
+// Package app wires the Ensemble binary: its commands, the data folder and api.json, the runtime
+// that `ensemble serve` and the desktop window start, and the clients of a running runtime.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+)
+
+// globals are the flags every command shares.
+type globals struct {
+	data string
+	log  *slog.Logger
+}
+
+// Main runs the command line and returns the process exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cmd := newRootCmd(stderr)
+	cmd.SetArgs(args)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	err := cmd.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "ensemble:", err)
+	return 1
+}
+
+// exitError ends a command with a code and nothing more to print (the command printed it).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+func newRootCmd(stderr io.Writer) *cobra.Command {
+	g := &globals{log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	root := &cobra.Command{
+		Use:   "ensemble",
+		Short: "Run your own coding agents under one judge, on your own computer",
+		Long: `Ensemble keeps your tasks, projects and pages, runs your coding agents on this computer
+under one permission judge, and asks you what needs you in one place. Everything stays in
+one SQLite database in the data folder.
+
+Start the runtime with 'ensemble serve' and open the link it prints. The other commands
+talk to that running runtime.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		CompletionOptions: cobra.CompletionOptions{
+			HiddenDefaultCmd: true,
+		},
+	}
+	root.PersistentFlags().StringVar(&g.data, "data", "", "data folder (default $ENSEMBLE_DATA, else the OS's application data folder)")
+	root.AddCommand(newServeCmd(g), newStatusCmd(g), newOpenCmd(g), newTasksCmd(g), newBackupCmd(g), newJudgeCmd())
+	return root
+}

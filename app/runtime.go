@@ -1,0 +1,141 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/ensemblework/ensemble/frontend"
+	"github.com/ensemblework/ensemble/runtime/api"
+	"github.com/ensemblework/ensemble/runtime/events"
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/store"
+)
+
+// Version is the build's version, set with -ldflags "-X github.com/ensemblework/ensemble/app.Version=…".
+var Version = "0.1.0-dev"
+
+// runtimeConfig is what starting a runtime needs.
+type runtimeConfig struct {
+	DataDir string
+	Addr    string // where to listen; must be loopback
+	Log     *slog.Logger
+}
+
+// Runtime is a running runtime: its database, event bus, API server and listener. `ensemble serve`
+// and the desktop window both start one.
+type Runtime struct {
+	cfg    runtimeConfig
+	store  *store.Store
+	bus    *events.Bus
+	api    *api.Server
+	http   *http.Server
+	ln     net.Listener
+	URL    string
+	served chan error
+}
+
+// startRuntime opens the data folder and database, listens, writes api.json and serves.
+func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data folder: %w", err)
+	}
+	if f, err := readAPIFile(cfg.DataDir); err == nil && healthy(ctx, f.URL) {
+		return nil, fmt.Errorf("Ensemble is already running for %s at %s", cfg.DataDir, f.URL)
+	}
+	ln, err := listen(cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, dbPath(cfg.DataDir))
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	bus := events.NewBus()
+	rec := records.New(st, ledger.New(st, bus))
+	token := api.NewLaunchToken()
+	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist()}, cfg.Log, st, bus, rec)
+	port := ln.Addr().(*net.TCPAddr).Port
+	r := &Runtime{
+		cfg: cfg, store: st, bus: bus, api: srv, ln: ln,
+		URL:    "http://127.0.0.1:" + strconv.Itoa(port),
+		served: make(chan error, 1),
+		http: &http.Server{
+			Handler:           srv.Handler(),
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			ErrorLog:          slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn),
+		},
+	}
+	if err := writeAPIFile(cfg.DataDir, apiFile{URL: r.URL, Port: port, PID: os.Getpid(), Token: token.Reveal(), Version: Version}); err != nil {
+		ln.Close()
+		st.Close()
+		return nil, err
+	}
+	go func() { r.served <- r.http.Serve(ln) }()
+	return r, nil
+}
+
+// listen binds addr, which must be on loopback; if the port is taken it takes a free one instead.
+func listen(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("--addr %q is not host:port", addr)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("--addr %q is not on this computer; Ensemble listens only on loopback (127.0.0.1); reach it from elsewhere through the relay", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln, nil
+	}
+	ln, err2 := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err2 != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// SigninURL is a fresh one-time sign-in link for a browser.
+func (r *Runtime) SigninURL() string { return r.api.SigninURL(r.URL) }
+
+// Done delivers the server's error if it stops by itself.
+func (r *Runtime) Done() <-chan error { return r.served }
+
+// Close stops serving (ending the event streams first, so shutdown does not wait on them), closes
+// the database and removes api.json.
+func (r *Runtime) Close() error {
+	r.bus.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := r.http.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = r.http.Close()
+	}
+	removeAPIFile(r.cfg.DataDir, os.Getpid())
+	return errors.Join(err, r.store.Close())
+}
+
+// healthy reports whether a runtime answers at url.
+func healthy(ctx context.Context, url string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/health", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}

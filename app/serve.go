@@ -1,0 +1,53 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func newServeCmd(g *globals) *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the runtime headless: API, web UI and events on 127.0.0.1",
+		Long: `Run the Ensemble runtime without a window, as on a home server.
+
+It listens on 127.0.0.1 only (port 4000, or a free port when 4000 is taken), keeps its
+database in the data folder, and writes api.json there so that the other commands find it.
+It prints the address and a one-time link that signs a browser in. Stop it with Ctrl-C
+or SIGTERM; it finishes what it is writing and removes api.json.`,
+		Example: `  ensemble serve
+  ensemble serve --addr 127.0.0.1:4100 --data ~/ensemble-test`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := dataDir(g.data)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			rt, err := startRuntime(ctx, runtimeConfig{DataDir: dir, Addr: addr, Log: g.log})
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "Ensemble %s is running at %s\n", Version, rt.URL)
+			fmt.Fprintf(out, "Open this link to sign in (it works once, within 5 minutes):\n  %s\n", rt.SigninURL())
+			fmt.Fprintf(out, "Data folder: %s\n", dir)
+			select {
+			case <-ctx.Done():
+			case err := <-rt.Done():
+				rt.Close()
+				return fmt.Errorf("server stopped: %w", err)
+			}
+			fmt.Fprintln(out, "Stopping…")
+			return rt.Close()
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:4000", "loopback address to listen on; a taken port falls back to a free one")
+	return cmd
+}

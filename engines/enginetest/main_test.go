@@ -1,0 +1,11 @@
+package enginetest
+
+import (
+	"os"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	MainHook()
+	os.Exit(m.Run())
+}

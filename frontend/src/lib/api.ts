@@ -1,0 +1,82 @@
+// Same-origin JSON client for the runtime's API. Cookies go along by themselves;
+// the UI never adds an Authorization header.
+
+import type { Moves, Person, Project, Status, Task, TaskFields } from './types';
+
+export class ApiError extends Error {
+  readonly status: number;
+  /** On a refused move (409), the statuses the task may move to. */
+  readonly allowed?: Status[];
+
+  constructor(status: number, message: string, allowed?: Status[]) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.allowed = allowed;
+  }
+}
+
+export const UNREACHABLE = 'Ensemble is not answering; check that `ensemble serve` is still running.';
+
+/** The one sentence to show for an error answer: the body's `error`, or a fallback naming the status. */
+export function errorSentence(status: number, body: unknown): string {
+  if (body && typeof body === 'object' && typeof (body as { error?: unknown }).error === 'string') {
+    const s = (body as { error: string }).error.trim();
+    if (s) return s;
+  }
+  if (status === 401) return 'You are not signed in.';
+  if (status === 413) return 'That is too large to save.';
+  if (status >= 500) return `Ensemble had a problem answering (HTTP ${status}); try again.`;
+  return `The request was refused (HTTP ${status}).`;
+}
+
+let unauthorized: () => void = () => {};
+
+/** Called once, the first time any request answers 401. */
+export function onUnauthorized(fn: () => void): void {
+  unauthorized = fn;
+}
+
+export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  const init: RequestInit = { method, headers, credentials: 'same-origin', cache: 'no-store' };
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res: Response;
+  try {
+    res = await fetch(path, init);
+  } catch {
+    throw new ApiError(0, UNREACHABLE);
+  }
+  let data: unknown = null;
+  const text = await res.text().catch(() => '');
+  if (text) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = null;
+    }
+  }
+  if (!res.ok) {
+    if (res.status === 401) unauthorized();
+    const allowed = (data as { allowed?: Status[] } | null)?.allowed;
+    throw new ApiError(res.status, errorSentence(res.status, data), Array.isArray(allowed) ? allowed : undefined);
+  }
+  return data as T;
+}
+
+const enc = encodeURIComponent;
+
+export const api = {
+  tasks: () => request<{ tasks: Task[] }>('GET', '/api/tasks').then((r) => r.tasks ?? []),
+  states: () => request<{ states: Status[]; moves: Moves }>('GET', '/api/tasks/states'),
+  createTask: (fields: TaskFields & { title: string }) => request<Task>('POST', '/api/tasks', fields),
+  updateTask: (id: string, fields: TaskFields) => request<Task>('PATCH', `/api/tasks/${enc(id)}`, fields),
+  deleteTask: (id: string) => request<Task>('DELETE', `/api/tasks/${enc(id)}`),
+  projects: () => request<{ projects: Project[] }>('GET', '/api/projects').then((r) => r.projects ?? []),
+  people: () => request<{ people: Person[] }>('GET', '/api/people').then((r) => r.people ?? []),
+  undo: () => request<{ group?: { summary?: string } }>('POST', '/api/undo'),
+  redo: () => request<{ group?: { summary?: string } }>('POST', '/api/redo'),
+};

@@ -1,0 +1,82 @@
+// The live stream: one EventSource on /api/events.
+//
+// EventSource reconnects by itself (sending Last-Event-ID, so the server replays what was
+// missed). Only when it gives up for good (readyState CLOSED, e.g. the server answered an
+// error status) do we open a new one after a pause, and tell the caller to reload, since a
+// fresh EventSource carries no Last-Event-ID.
+
+import { TASK_EVENT_KINDS } from './board';
+import type { LiveEvent } from './types';
+
+export type LiveState = 'connecting' | 'live' | 'reconnecting';
+
+export interface LiveOptions {
+  url?: string;
+  kinds?: readonly string[];
+  onEvent: (ev: LiveEvent) => void;
+  onState: (s: LiveState) => void;
+  /** A new stream was opened after the old one closed for good: the caller should reload. */
+  onRestart?: () => void;
+  /** For tests. */
+  EventSource?: typeof EventSource;
+  retryMs?: (attempt: number) => number;
+}
+
+export function backoff(attempt: number): number {
+  return Math.min(30_000, 1000 * 2 ** Math.min(attempt, 5));
+}
+
+export function connectLive(opts: LiveOptions): { close: () => void } {
+  const ES = opts.EventSource ?? EventSource;
+  const url = opts.url ?? '/api/events';
+  const kinds = opts.kinds ?? TASK_EVENT_KINDS;
+  const retry = opts.retryMs ?? backoff;
+  let es: EventSource | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let attempt = 0;
+  let closed = false;
+
+  const open = (restart: boolean) => {
+    opts.onState(restart ? 'reconnecting' : 'connecting');
+    const src = new ES(url, { withCredentials: true });
+    es = src;
+    src.onopen = () => {
+      attempt = 0;
+      opts.onState('live');
+      if (restart) {
+        restart = false;
+        opts.onRestart?.();
+      }
+    };
+    src.onerror = () => {
+      if (closed || es !== src) return;
+      if (src.readyState === ES.CLOSED) {
+        src.close();
+        opts.onState('reconnecting');
+        timer = setTimeout(() => open(true), retry(attempt++));
+      } else {
+        opts.onState('reconnecting');
+      }
+    };
+    for (const kind of kinds) {
+      src.addEventListener(kind, (e) => {
+        let data: unknown;
+        try {
+          data = JSON.parse((e as MessageEvent).data);
+        } catch {
+          return;
+        }
+        opts.onEvent({ kind, data });
+      });
+    }
+  };
+
+  open(false);
+  return {
+    close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      es?.close();
+    },
+  };
+}

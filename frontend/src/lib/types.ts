@@ -1,0 +1,60 @@
+// Shapes of the runtime's JSON API, as the board uses them.
+
+export type Status =
+  | 'proposed'
+  | 'todo'
+  | 'in_progress'
+  | 'waiting_approval'
+  | 'blocked'
+  | 'done'
+  | 'dropped';
+
+export type Priority = 'none' | 'low' | 'medium' | 'high' | 'urgent';
+
+export interface Task {
+  id: string;
+  spaceId: string;
+  projectId: string | null;
+  title: string;
+  status: Status;
+  priority: Priority;
+  due: string | null;
+  labels: string[];
+  ownerId: string | null;
+  people: string[];
+  repoId: string | null;
+  page: string;
+  position: number;
+  createdAt: string;
+  updatedAt: string;
+  deletedAt: string | null;
+}
+
+/** The fields a PATCH or POST may carry. */
+export type TaskFields = Partial<
+  Pick<
+    Task,
+    'title' | 'status' | 'priority' | 'due' | 'labels' | 'projectId' | 'ownerId' | 'people' | 'repoId' | 'page'
+  >
+>;
+
+export type Moves = Partial<Record<Status, Status[]>>;
+
+export interface Project {
+  id: string;
+  name: string;
+  summary?: string;
+  status?: string;
+}
+
+export interface Person {
+  id: string;
+  name: string;
+  role?: string;
+}
+
+/** One message of the live stream: its kind (the SSE event name) and its parsed data. */
+export interface LiveEvent {
+  kind: string;
+  data: unknown;
+}

@@ -1,0 +1,409 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/ensemblework/ensemble/runtime/events"
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/store"
+)
+
+type fixture struct {
+	srv   *httptest.Server
+	api   *Server
+	store *store.Store
+	bus   *events.Bus
+	token LaunchToken
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ensemble.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus := events.NewBus()
+	rec := records.New(st, ledger.New(st, bus))
+	tok := NewLaunchToken()
+	ui := fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>Ensemble</title>")}}
+	a := New(Options{Version: "test", Token: tok, UI: ui, Keepalive: 50 * time.Millisecond},
+		slog.New(slog.NewTextHandler(io.Discard, nil)), st, bus, rec)
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(func() {
+		bus.Close()
+		srv.Close()
+		st.Close()
+	})
+	return &fixture{srv: srv, api: a, store: st, bus: bus, token: tok}
+}
+
+// call sends a request; headers are pairs of name, value. The launch token is sent unless the
+// headers set Authorization themselves ("" to send none).
+func (f *fixture) call(t *testing.T, method, path, body string, headers ...string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+f.token.Reveal())
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Host" {
+			req.Host = headers[i+1]
+		} else if headers[i+1] == "" {
+			req.Header.Del(headers[i])
+		} else {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+func (f *fixture) count(t *testing.T, table string) int {
+	t.Helper()
+	var n int
+	if err := f.store.Reader().QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestAccessChecks(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		name    string
+		method  string
+		path    string
+		headers []string
+		want    int
+	}{
+		{"health needs no token", "GET", "/api/health", []string{"Authorization", ""}, 200},
+		{"no token", "GET", "/api/tasks", []string{"Authorization", ""}, 401},
+		{"wrong token", "GET", "/api/tasks", []string{"Authorization", "Bearer ens_launch_nope"}, 401},
+		{"not bearer", "GET", "/api/tasks", []string{"Authorization", "Basic " + f.token.Reveal()}, 401},
+		{"bad cookie", "GET", "/api/tasks", []string{"Authorization", "", "Cookie", cookieName + "=forged"}, 401},
+		{"token", "GET", "/api/tasks", nil, 200},
+		{"localhost host", "GET", "/api/tasks", []string{"Host", "localhost:4000"}, 200},
+		{"ipv6 loopback host", "GET", "/api/tasks", []string{"Host", "[::1]:4000"}, 200},
+		{"foreign host with token", "GET", "/api/tasks", []string{"Host", "evil.example"}, 403},
+		{"rebinding host with port", "GET", "/api/tasks", []string{"Host", "evil.example:4000"}, 403},
+		{"foreign host on health", "GET", "/api/health", []string{"Host", "evil.example"}, 403},
+		{"foreign origin", "GET", "/api/tasks", []string{"Origin", "http://evil.example"}, 403},
+		{"foreign origin write", "POST", "/api/undo", []string{"Origin", "https://evil.example"}, 403},
+		{"other local port", "GET", "/api/tasks", []string{"Origin", "http://127.0.0.1:1"}, 403},
+		{"null origin", "GET", "/api/tasks", []string{"Origin", "null"}, 403},
+		{"same origin", "GET", "/api/tasks", []string{"Origin", f.srv.URL}, 200},
+		{"cross-site fetch", "GET", "/api/tasks", []string{"Sec-Fetch-Site", "cross-site"}, 403},
+		{"same-site fetch (another port)", "GET", "/api/tasks", []string{"Sec-Fetch-Site", "same-site"}, 403},
+		{"unknown api route", "GET", "/api/nope", nil, 404},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, body := f.call(t, tc.method, tc.path, "", tc.headers...)
+			if got != tc.want {
+				t.Fatalf("status %d, want %d (%v)", got, tc.want, body)
+			}
+			if got >= 400 && (body["error"] == nil || body["error"] == "") {
+				t.Errorf("error answer without a sentence: %v", body)
+			}
+		})
+	}
+}
+
+func TestBadBodiesChangeNothing(t *testing.T) {
+	f := newFixture(t)
+	code, task := f.call(t, "POST", "/api/tasks", `{"title": "Keep me"}`)
+	if code != 201 {
+		t.Fatalf("create: %d %v", code, task)
+	}
+	id := task["id"].(string)
+	beforeEvents, beforeLedger := f.count(t, "events"), f.count(t, "ledger_groups")
+	huge := `{"title": "` + strings.Repeat("x", maxBody) + `"}`
+	for _, tc := range []struct {
+		name, method, path, body string
+		want                     int
+		sentence                 string
+	}{
+		{"malformed", "POST", "/api/tasks", `{"title": "x"`, 400, "The body is not valid JSON: it ends too soon."},
+		{"not json", "POST", "/api/tasks", `title=x`, 400, "The body is not valid JSON (at byte 2)."},
+		{"unknown field", "POST", "/api/tasks", `{"title": "x", "colour": "red"}`, 400, `Unknown field "colour".`},
+		{"wrong type", "POST", "/api/tasks", `{"title": 7}`, 400, `Field "title" must be text, not number.`},
+		{"wrong list type", "POST", "/api/tasks", `{"title": "x", "labels": "a"}`, 400, `Field "labels" must be a list, not string.`},
+		{"array body", "POST", "/api/tasks", `[]`, 400, "The body must be a JSON object, not array."},
+		{"two values", "POST", "/api/tasks", `{"title": "x"} {"title": "y"}`, 400, "The body must hold one JSON value and nothing after it."},
+		{"oversized", "POST", "/api/tasks", huge, 413, "The body is larger than 1024 KB."},
+		{"invalid value", "POST", "/api/tasks", `{"title": "x", "priority": "asap"}`, 400, `Priority "asap" is not one of none, low, medium, high or urgent.`},
+		{"patch unknown field", "PATCH", "/api/tasks/" + id, `{"titel": "y"}`, 400, `Unknown field "titel".`},
+		{"patch malformed", "PATCH", "/api/tasks/" + id, `{`, 400, "The body is not valid JSON: it ends too soon."},
+		{"patch oversized", "PATCH", "/api/tasks/" + id, huge, 413, "The body is larger than 1024 KB."},
+		{"refused move", "PATCH", "/api/tasks/" + id, `{"status": "waiting_approval"}`, 409, "A task that is To do cannot move to Waiting approval; it can move to In progress, Blocked, Done or Dropped."},
+		{"missing task", "PATCH", "/api/tasks/tsk_nope", `{"title": "y"}`, 404, `There is no task with id "tsk_nope".`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, body := f.call(t, tc.method, tc.path, tc.body)
+			if got != tc.want || body["error"] != tc.sentence {
+				t.Fatalf("got %d %q, want %d %q", got, body["error"], tc.want, tc.sentence)
+			}
+		})
+	}
+	if n := f.count(t, "tasks"); n != 1 {
+		t.Errorf("%d tasks after bad requests, want 1", n)
+	}
+	if e, l := f.count(t, "events"), f.count(t, "ledger_groups"); e != beforeEvents || l != beforeLedger {
+		t.Errorf("bad requests wrote events (%d→%d) or ledger groups (%d→%d)", beforeEvents, e, beforeLedger, l)
+	}
+	_, got := f.call(t, "GET", "/api/tasks/"+id, "")
+	if got["title"] != "Keep me" || got["status"] != "todo" {
+		t.Errorf("task changed by bad requests: %v", got)
+	}
+}
+
+func TestRefusedMoveListsAllowed(t *testing.T) {
+	f := newFixture(t)
+	_, task := f.call(t, "POST", "/api/tasks", `{"title": "x", "status": "done"}`)
+	code, body := f.call(t, "PATCH", "/api/tasks/"+task["id"].(string), `{"status": "blocked"}`)
+	if code != 409 || fmt.Sprint(body["allowed"]) != "[todo in_progress]" {
+		t.Fatalf("got %d %v, want 409 with allowed [todo in_progress]", code, body)
+	}
+}
+
+func TestSigninLinkIsOneTime(t *testing.T) {
+	f := newFixture(t)
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	link := f.api.SigninURL(f.srv.URL)
+	resp, err := c.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d", resp.StatusCode)
+	}
+	ck := resp.Cookies()
+	if len(ck) != 1 || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteStrictMode || ck[0].Path != "/" {
+		t.Fatalf("cookie = %+v, want one HttpOnly SameSite=Strict cookie", ck)
+	}
+	req, _ := http.NewRequest("GET", f.srv.URL+"/api/tasks", nil)
+	req.AddCookie(ck[0])
+	if resp, _ := http.DefaultClient.Do(req); resp.StatusCode != 200 {
+		t.Errorf("API with the session cookie: %d", resp.StatusCode)
+	}
+	// The same link again is refused.
+	resp, _ = c.Get(link)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("second use of the link: %d, want 401", resp.StatusCode)
+	}
+	var n int
+	f.store.Reader().QueryRow("SELECT count(*) FROM browser_sessions WHERE hash = ?", ck[0].Value).Scan(&n)
+	if n != 0 {
+		t.Error("the cookie's value is stored in the clear")
+	}
+	// An expired link is refused.
+	f.api.now = func() time.Time { return time.Now().Add(-10 * time.Minute) }
+	old := f.api.SigninURL(f.srv.URL)
+	f.api.now = time.Now
+	if resp, _ := c.Get(old); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("expired link: %d, want 401", resp.StatusCode)
+	}
+}
+
+func TestUIAndFallback(t *testing.T) {
+	f := newFixture(t)
+	for _, p := range []string{"/", "/board", "/tasks/tsk_1"} {
+		resp, err := http.Get(f.srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), "<title>Ensemble</title>") {
+			t.Errorf("%s: %d %q", p, resp.StatusCode, b)
+		}
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
+			t.Errorf("%s: CSP %q", p, csp)
+		}
+	}
+}
+
+// readSSE reads events from an SSE body until it has n or the deadline passes.
+func readSSE(t *testing.T, body io.Reader, n int) []events.Event {
+	t.Helper()
+	var out []events.Event
+	sc := bufio.NewScanner(body)
+	var ev events.Event
+	for len(out) < n && sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "id: "):
+			fmt.Sscan(line[4:], &ev.Seq)
+		case strings.HasPrefix(line, "event: "):
+			ev.Kind = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			ev.Data = json.RawMessage(line[6:])
+		case line == "" && ev.Kind != "":
+			out = append(out, ev)
+			ev = events.Event{}
+		}
+	}
+	return out
+}
+
+func (f *fixture) stream(t *testing.T, ctx context.Context, lastID string) io.ReadCloser {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", f.srv.URL+"/api/events", nil)
+	req.Header.Set("Authorization", "Bearer "+f.token.Reveal())
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("events: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	return resp.Body
+}
+
+func TestEventsReplayExactlyWhatWasMissed(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	body := f.stream(t, ctx, "")
+	f.call(t, "POST", "/api/tasks", `{"title": "one"}`)
+	got := readSSE(t, body, 2) // task.created, ledger.write
+	body.Close()
+	if len(got) != 2 || got[0].Kind != "task.created" {
+		t.Fatalf("live events = %v", got)
+	}
+	last := got[1].Seq
+	// Offline: three more changes.
+	for _, title := range []string{"two", "three", "four"} {
+		f.call(t, "POST", "/api/tasks", `{"title": "`+title+`"}`)
+	}
+	body = f.stream(t, ctx, fmt.Sprint(last))
+	defer body.Close()
+	replayed := readSSE(t, body, 6)
+	var titles []string
+	for i, ev := range replayed {
+		if ev.Seq != last+int64(i)+1 {
+			t.Errorf("event %d has seq %d, want %d", i, ev.Seq, last+int64(i)+1)
+		}
+		if ev.Kind == "task.created" {
+			var task records.Task
+			json.Unmarshal(ev.Data, &task)
+			titles = append(titles, task.Title)
+		}
+	}
+	if strings.Join(titles, ",") != "two,three,four" {
+		t.Errorf("replayed tasks %v, want two,three,four", titles)
+	}
+	// Then it follows live, with nothing repeated.
+	f.call(t, "POST", "/api/tasks", `{"title": "five"}`)
+	live := readSSE(t, body, 1)
+	if len(live) != 1 || live[0].Seq != last+7 || live[0].Kind != "task.created" {
+		t.Errorf("after replay: %v, want task.created with seq %d", live, last+7)
+	}
+}
+
+func TestEventsKeepaliveAndBadResumePoint(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	body := f.stream(t, ctx, "")
+	defer body.Close()
+	sc := bufio.NewScanner(body)
+	for sc.Scan() {
+		if sc.Text() == ": keepalive" {
+			break
+		}
+	}
+	if sc.Err() != nil {
+		t.Fatalf("no keepalive: %v", sc.Err())
+	}
+	if code, _ := f.call(t, "GET", "/api/events", "", "Last-Event-ID", "abc"); code != 400 {
+		t.Errorf("Last-Event-ID abc: %d, want 400", code)
+	}
+}
+
+func TestSlowClientIsDroppedAndResumes(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	slow := f.stream(t, ctx, "") // never read
+	defer slow.Close()
+	fast := f.stream(t, ctx, "")
+	defer fast.Close()
+	for f.bus.Subscribers() < 2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Big events, so that the slow client's socket buffers fill and its handler falls behind.
+	const n = 3 * sseBuffer
+	pad := strings.Repeat("x", 8<<10)
+	tx, err := f.store.Writer().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := make([]events.Event, n)
+	for i := range evs {
+		if evs[i], err = events.Append(ctx, tx, time.Now(), "test.tick", "", map[string]any{"i": i, "pad": pad}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	first := evs[0].Seq
+
+	var read atomic.Int64
+	go func() {
+		sc := bufio.NewScanner(fast)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "id: ") {
+				read.Add(1)
+			}
+		}
+	}()
+	// Publish in chunks no bigger than a buffer, waiting for the fast client to read each one, as
+	// a client that keeps up does.
+	const chunk = sseBuffer / 2
+	for i := 0; i < n; i += chunk {
+		f.bus.Publish(evs[i:min(i+chunk, n)]...)
+		for read.Load() < int64(min(i+chunk, n)) {
+			if ctx.Err() != nil {
+				t.Fatalf("the fast client read %d events of %d", read.Load(), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if f.bus.Dropped() != 1 {
+		t.Fatalf("dropped %d subscribers, want the slow one only", f.bus.Dropped())
+	}
+	// The slow client reconnects from where it was and gets everything, in order, from SQLite.
+	again := f.stream(t, ctx, fmt.Sprint(first-1))
+	defer again.Close()
+	replayed := readSSE(t, again, n)
+	if len(replayed) != n || replayed[0].Seq != first || replayed[n-1].Seq != first+n-1 {
+		t.Fatalf("replayed %d events, want %d from seq %d", len(replayed), n, first)
+	}
+}

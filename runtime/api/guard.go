@@ -1,0 +1,72 @@
+package api
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// loopbackHost reports whether host (a Host header or URL host, with or without a port) names this
+// computer: localhost, 127.0.0.0/8 or ::1.
+func loopbackHost(host string) bool {
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// guard refuses requests a web page could have made: a Host that is not this computer (DNS
+// rebinding), an Origin other than the runtime's own, and browser requests the browser itself marks
+// as coming from another site. The runtime binds to loopback only, so these are the only ways a page
+// the person visits could reach it.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host) && !s.allowedHost(r.Host) {
+			writeError(w, http.StatusForbidden, "This address is not one Ensemble answers on; open it at http://127.0.0.1 or http://localhost.")
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r) {
+			writeError(w, http.StatusForbidden, "Requests from another site are refused.")
+			return
+		}
+		if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" && strings.HasPrefix(r.URL.Path, "/api/") {
+			writeError(w, http.StatusForbidden, "Requests from another site are refused.")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) allowedHost(host string) bool {
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	for _, a := range s.opts.Hosts {
+		if strings.EqualFold(a, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameOrigin reports whether the Origin header names exactly the scheme, host and port the request
+// was sent to. Another port on localhost is another origin (and another program).
+func sameOrigin(origin string, r *http.Request) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return u.Scheme == scheme && strings.EqualFold(u.Host, r.Host)
+}

@@ -1,0 +1,90 @@
+// Package api is the runtime's local HTTP API: JSON under /api, the live event stream, browser
+// sign-in, and the web UI.
+//
+// Every request passes the guard (a loopback Host, the runtime's own Origin); every route but
+// /api/health and the UI's files needs the launch token (Authorization: Bearer) or the browser
+// session cookie a one-time sign-in link sets.
+package api
+
+import (
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/ensemblework/ensemble/runtime/events"
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/store"
+)
+
+// Options configure a Server.
+type Options struct {
+	Version string
+	Token   LaunchToken
+	// Hosts are extra host names the runtime answers to besides loopback ones (a relay hostname).
+	Hosts []string
+	// UI is the built web UI; nil or without index.html, a page says how to build it.
+	UI fs.FS
+	// Keepalive is how often an idle event stream gets a comment line; 15 s when zero.
+	Keepalive time.Duration
+}
+
+// Server serves the API.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	store   *store.Store
+	bus     *events.Bus
+	records *records.Service
+	links   links
+	now     func() time.Time
+}
+
+// New returns a Server.
+func New(opts Options, log *slog.Logger, st *store.Store, bus *events.Bus, rec *records.Service) *Server {
+	if opts.Keepalive == 0 {
+		opts.Keepalive = 15 * time.Second
+	}
+	return &Server{opts: opts, log: log, store: st, bus: bus, records: rec,
+		links: links{codes: map[string]time.Time{}}, now: time.Now}
+}
+
+// person is the actor of every write made through the API with the launch token or a browser session.
+var person = ledger.Actor{Kind: ledger.Person}
+
+// Handler returns the routes, behind the guard.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.authed(h)) }
+
+	mux.HandleFunc("GET /api/health", s.health)
+	mux.HandleFunc("GET /auth/signin", s.signin)
+	api("POST /api/signin-links", s.newSigninLink)
+
+	api("GET /api/tasks/states", s.taskStates)
+	api("GET /api/tasks", s.listTasks)
+	mountCollection(s, api, "tasks", s.records.Tasks(), nil)
+	mountCollection(s, api, "projects", s.records.Projects(), s.records.Projects().List)
+	mountCollection(s, api, "people", s.records.People(), s.records.People().List)
+	mountCollection(s, api, "repos", s.records.Repos(), s.records.Repos().List)
+	mountCollection(s, api, "pages", s.records.Pages(), s.records.Pages().List)
+
+	api("GET /api/trash", s.trash)
+	api("POST /api/trash/{kind}/{id}/restore", s.restore)
+	api("DELETE /api/trash/{kind}/{id}", s.purge)
+	api("POST /api/undo", s.undo)
+	api("POST /api/redo", s.redo)
+	api("GET /api/ledger", s.ledger)
+	api("GET /api/events", s.events) // [since] or Last-Event-ID
+
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "There is no such API route.")
+	})
+	mux.Handle("/", s.ui())
+	return s.guard(mux)
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "version": s.opts.Version})
+}

@@ -1,0 +1,119 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/ensemblework/ensemble/runtime/events"
+)
+
+const (
+	sseBuffer     = 1024 // events a client may fall behind before it is dropped
+	sseBacklog    = 500  // events read from SQLite at a time when replaying
+	sseWriteLimit = 10 * time.Second
+)
+
+// events streams the event log as server-sent events. The id of each message is the event's seq.
+// A client resumes with Last-Event-ID (EventSource sends it when it reconnects) or ?since=N; the
+// events it missed are replayed from SQLite, then it follows the live stream. Without either, it
+// gets only what happens from now on.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	after, err := resumePoint(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	// Subscribe before reading the backlog, so nothing committed in between is missed; whatever
+	// arrives twice is skipped by seq.
+	sub := s.bus.Subscribe(sseBuffer)
+	defer sub.Close()
+	if after < 0 {
+		if after, err = events.Last(r.Context(), s.store.Reader()); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	send := func(write func(io.Writer) error) error {
+		rc.SetWriteDeadline(time.Now().Add(sseWriteLimit))
+		if err := write(w); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	if err := send(func(w io.Writer) error { _, err := fmt.Fprint(w, "retry: 2000\n: live\n\n"); return err }); err != nil {
+		return
+	}
+	for {
+		evs, err := events.Since(r.Context(), s.store.Reader(), after, sseBacklog)
+		if err != nil {
+			s.log.Warn("event replay failed", "after", after, "err", err)
+			return
+		}
+		for _, ev := range evs {
+			if err := send(func(w io.Writer) error { return writeEvent(w, ev) }); err != nil {
+				return
+			}
+			after = ev.Seq
+		}
+		if len(evs) < sseBacklog {
+			break
+		}
+	}
+	keep := time.NewTicker(s.opts.Keepalive)
+	defer keep.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-sub.Done():
+			if err := sub.Err(); errors.Is(err, events.ErrSlow) {
+				s.log.Info("event stream dropped a slow client", "at", after)
+			}
+			return
+		case ev := <-sub.C:
+			if ev.Seq <= after {
+				continue
+			}
+			if err := send(func(w io.Writer) error { return writeEvent(w, ev) }); err != nil {
+				return
+			}
+			after = ev.Seq
+		case <-keep.C:
+			if err := send(func(w io.Writer) error { _, err := io.WriteString(w, ": keepalive\n\n"); return err }); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// resumePoint is the seq a client has seen, from Last-Event-ID or ?since=; -1 when it gave neither.
+func resumePoint(r *http.Request) (int64, error) {
+	v := r.Header.Get("Last-Event-ID")
+	if v == "" {
+		v = r.URL.Query().Get("since")
+	}
+	if v == "" {
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("The event id %q is not a sequence number.", v)
+	}
+	return n, nil
+}
+
+// writeEvent writes one SSE message. Data is compact JSON, which holds no newline.
+func writeEvent(w io.Writer, ev events.Event) error {
+	_, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Kind, ev.Data)
+	return err
+}

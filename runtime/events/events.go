@@ -1,0 +1,94 @@
+// Package events is the runtime's live stream: every change appends an event to SQLite in the
+// transaction that made it, and once that transaction commits the event is published to the
+// subscribers in memory (the SSE clients).
+//
+// # Ordering
+//
+// Events are numbered by seq, the row id of the events table. Callers publish in commit order (the
+// ledger holds its write lock from BEGIN until Publish returns), so subscribers see seq increasing.
+// A client that missed events (it was offline, or it was dropped for falling behind) reads them back
+// with [Since] and then follows the live stream, skipping what it already has by seq.
+package events
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Event is one entry of the stream. Data is the JSON of a typed payload chosen by the package that
+// emits Kind (for example records.Task for "task.updated").
+type Event struct {
+	Seq     int64           `json:"seq"`
+	At      time.Time       `json:"at"`
+	Kind    string          `json:"kind"`
+	Subject string          `json:"subject,omitempty"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// Execer is what Append needs: a *sql.Tx in practice.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Append records an event in the caller's transaction and returns it with its seq. It is not
+// published: the caller does that after the transaction commits.
+func Append(ctx context.Context, tx Execer, at time.Time, kind, subject string, data any) (Event, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return Event{}, fmt.Errorf("events: encode %s: %w", kind, err)
+	}
+	at = at.UTC()
+	res, err := tx.ExecContext(ctx, "INSERT INTO events (at, kind, subject, data) VALUES (?, ?, ?, ?)",
+		at.Format(time.RFC3339Nano), kind, subject, string(raw))
+	if err != nil {
+		return Event{}, fmt.Errorf("events: append %s: %w", kind, err)
+	}
+	seq, err := res.LastInsertId()
+	if err != nil {
+		return Event{}, fmt.Errorf("events: append %s: %w", kind, err)
+	}
+	return Event{Seq: seq, At: at, Kind: kind, Subject: subject, Data: raw}, nil
+}
+
+// Querier is what the readers need: a *sql.DB or *sql.Tx.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Since returns up to limit events with seq greater than after, oldest first.
+func Since(ctx context.Context, db Querier, after int64, limit int) ([]Event, error) {
+	rows, err := db.QueryContext(ctx,
+		"SELECT seq, at, kind, subject, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("events: read since %d: %w", after, err)
+	}
+	defer rows.Close()
+	var evs []Event
+	for rows.Next() {
+		var ev Event
+		var at, data string
+		if err := rows.Scan(&ev.Seq, &at, &ev.Kind, &ev.Subject, &data); err != nil {
+			return nil, fmt.Errorf("events: read since %d: %w", after, err)
+		}
+		ev.At, _ = time.Parse(time.RFC3339Nano, at)
+		ev.Data = json.RawMessage(data)
+		evs = append(evs, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("events: read since %d: %w", after, err)
+	}
+	return evs, nil
+}
+
+// Last returns the seq of the newest event, 0 when there is none.
+func Last(ctx context.Context, db Querier) (int64, error) {
+	var seq int64
+	if err := db.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM events").Scan(&seq); err != nil {
+		return 0, fmt.Errorf("events: last seq: %w", err)
+	}
+	return seq, nil
+}

@@ -1,0 +1,337 @@
+package judge
+
+import (
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"strings"
+)
+
+type gitCall struct {
+	sub  string
+	pre  bool   // options before the subcommand
+	cwd  string // after -C
+	rest []word // the words after the subcommand
+}
+
+func parseGit(c *command) gitCall {
+	g := gitCall{cwd: c.cwd}
+	i := 1
+	for i < len(c.args) {
+		w := c.args[i]
+		v := w.val
+		if !strings.HasPrefix(v, "-") {
+			break
+		}
+		g.pre = true
+		switch v {
+		case "-C":
+			if i+1 < len(c.args) && c.args[i+1].known {
+				g.cwd = resolve(g.cwd, c.args[i+1].val)
+			} else {
+				g.cwd = ""
+			}
+			i += 2
+			continue
+		case "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix":
+			i += 2
+			continue
+		}
+		i++
+	}
+	if i < len(c.args) {
+		g.sub = c.args[i].val
+		g.rest = c.args[i+1:]
+	}
+	return g
+}
+
+var (
+	gitReadOnly = set("status", "log", "diff", "show", "blame", "ls-files", "ls-tree", "cat-file", "rev-parse",
+		"rev-list", "describe", "shortlog", "branch", "tag", "remote", "stash", "config", "grep", "reflog",
+		"whatchanged", "show-ref", "for-each-ref", "merge-base", "name-rev", "count-objects", "version", "help", "worktree", "check-ignore", "var")
+	gitCommits = set("commit", "merge", "rebase", "cherry-pick", "revert", "am", "pull", "commit-tree",
+		"filter-branch", "filter-repo", "squash")
+	gitNetwork = set("push", "pull", "fetch", "clone", "ls-remote", "send-email", "svn", "request-pull")
+)
+
+// gitRest is git's words after the subcommand as a command of their own, for operands().
+func gitRest(g gitCall) *command {
+	return &command{prog: "git", args: append([]word{lit("git")}, g.rest...)}
+}
+
+// gitPaths are the files a git command names.
+func gitPaths(c *command) []access {
+	g := parseGit(c)
+	if g.sub == "" || g.sub == "clone" || g.sub == "config" || g.sub == "remote" || g.sub == "commit" && !hasFlag(gitRest(g).args, "", "") {
+		return nil
+	}
+	write := !hasKey(gitReadOnly, g.sub)
+	var acc []access
+	for _, o := range operands(gitRest(g)) {
+		if _, ok := looksRemote(o.val); ok {
+			continue
+		}
+		if g.sub == "commit" || g.sub == "push" || g.sub == "fetch" || g.sub == "pull" || g.sub == "checkout" || g.sub == "switch" || g.sub == "merge" || g.sub == "rebase" || g.sub == "branch" || g.sub == "tag" || g.sub == "stash" || g.sub == "reset" || g.sub == "cherry-pick" || g.sub == "revert" || g.sub == "log" || g.sub == "show" || g.sub == "diff" {
+			// refs, remotes and revisions, mostly: only names with a slash or dot count as files.
+			if !strings.ContainsAny(o.val, "/.") || strings.Contains(o.val, "..") && !strings.HasPrefix(o.val, "..") {
+				continue
+			}
+		}
+		acc = append(acc, access{w: o, write: write, cwd: g.cwd})
+	}
+	if g.cwd != c.cwd && g.cwd != "" {
+		acc = append(acc, access{w: lit(g.cwd), write: write})
+	}
+	return acc
+}
+
+// git applies the git permission, the internet setting and "ask before each commit".
+func (j *judgement) git(c *command, src string) []access {
+	g := parseGit(c)
+	sub := g.sub
+	net := hasKey(gitNetwork, sub) || sub == "remote" && len(g.rest) > 0 && (g.rest[0].val == "update" || g.rest[0].val == "show" || g.rest[0].val == "prune") ||
+		sub == "submodule" && len(g.rest) > 0 && (g.rest[0].val == "update" || g.rest[0].val == "add") || sub == "lfs" && len(g.rest) > 0 && (g.rest[0].val == "fetch" || g.rest[0].val == "pull" || g.rest[0].val == "push")
+	if net && !j.s.Internet {
+		j.refuse(rankSetting, "internet-off", "`git "+sub+"` reaches another computer, and this run has the internet off; turn the internet on in the run's settings to let it.")
+	}
+	push := sub == "push" || sub == "subtree" && len(g.rest) > 0 && g.rest[0].val == "push" || sub == "lfs" && len(g.rest) > 0 && g.rest[0].val == "push"
+	commits := hasKey(gitCommits, sub)
+	switch j.s.Git {
+	case GitAny:
+	case GitCommit:
+		if push {
+			j.refuse(rankSetting, "git-commit-only", "`git push` sends commits to another computer, and this run's git permission stops at Commit; change it to No limits to let it.")
+		}
+	default:
+		if push || commits {
+			j.refuse(rankSetting, "git-local", "`git "+sub+"` changes the repository's history, and this run's git permission is Local only; change it to Commit to let it.")
+		}
+	}
+	if j.s.AskBeforeCommit && commits {
+		j.ask("git-ask-commit", "You asked to approve each commit: "+src+".", "")
+	}
+	if sub == "clone" && !j.s.Sandbox {
+		if dest := cloneDest(g); dest != "" {
+			return append(gitPaths(c), access{w: lit(dest), write: true, cwd: g.cwd})
+		}
+	}
+	return gitPaths(c)
+}
+
+// quietGit: read-only git runs without asking only with the sandbox on and a repository config
+// that cannot start a program (no pager, diff or filter driver, fsmonitor or include).
+func (j *judgement) quietGit(c *command) bool {
+	if !j.s.Sandbox || !j.s.GitConfigClean {
+		return false
+	}
+	g := parseGit(c)
+	if g.pre || !hasKey(gitReadOnly, g.sub) {
+		return false
+	}
+	rest := gitRest(g)
+	if hasFlag(rest.args, "O", "output", "ext-diff", "textconv", "open-files-in-pager", "exec", "upload-pack") {
+		return false
+	}
+	ops := operands(rest)
+	switch g.sub {
+	case "branch", "tag":
+		if len(ops) > 0 && !hasFlag(rest.args, "l", "list", "contains", "merged", "no-merged", "points-at") {
+			return false
+		}
+		if hasFlag(rest.args, "dDmMcCfua", "delete", "move", "copy", "force", "set-upstream-to", "unset-upstream", "annotate", "sign", "edit-description") && !(g.sub == "branch" && hasFlag(rest.args, "a", "all") && !hasFlag(rest.args, "dDmMcCfu", "delete", "move", "copy", "force")) {
+			return false
+		}
+	case "remote":
+		return len(ops) == 0
+	case "stash":
+		return len(ops) > 0 && (ops[0].val == "list" || ops[0].val == "show")
+	case "config":
+		return hasFlag(rest.args, "l", "get", "get-all", "get-regexp", "list")
+	case "worktree":
+		return len(ops) > 0 && ops[0].val == "list"
+	case "reflog":
+		return len(ops) == 0 || ops[0].val == "show"
+	}
+	return true
+}
+
+func (j *judgement) gh(c *command, src string) {
+	if !j.s.Internet {
+		j.refuse(rankSetting, "internet-off", "`gh` reaches GitHub, and this run has the internet off; turn the internet on in the run's settings to let it.")
+		return
+	}
+	ops := operands(c)
+	if len(ops) == 0 || j.s.Git == GitAny {
+		return
+	}
+	area, verb := ops[0].val, ""
+	if len(ops) > 1 {
+		verb = ops[1].val
+	}
+	writes := false
+	switch area {
+	case "pr":
+		writes = verb != "list" && verb != "view" && verb != "status" && verb != "diff" && verb != "checks" && verb != "checkout"
+	case "repo":
+		writes = verb != "list" && verb != "view" && verb != "clone"
+	case "release":
+		writes = verb != "list" && verb != "view" && verb != "download"
+	case "api":
+		m, _ := optValue(c.args, 'X', "method")
+		writes = m.val != "" && !strings.EqualFold(m.val, "GET") || hasFlag(c.args, "fF", "field", "raw-field", "input")
+	}
+	if writes {
+		perm := "Local only"
+		if j.s.Git == GitCommit {
+			perm = "Commit"
+		}
+		j.refuse(rankSetting, "git-gh", src+" changes the repository on GitHub, and this run's git permission is "+perm+"; change it to No limits to let it.")
+	}
+}
+
+func cloneDest(g gitCall) string {
+	ops := operands(gitRest(g))
+	if len(ops) >= 2 {
+		return ops[1].val
+	}
+	if len(ops) == 1 {
+		u := strings.TrimSuffix(strings.TrimRight(ops[0].val, "/"), ".git")
+		if i := strings.LastIndexAny(u, "/:"); i >= 0 {
+			return u[i+1:]
+		}
+	}
+	return ""
+}
+
+// cloneRule: with the sandbox on, the judge clones for the agent (cloneForAgent), only for
+// `git clone <public https URL> [folder]` alone or first in a line.
+func (j *judgement) cloneRule(r *reader) {
+	if !j.s.Sandbox {
+		return
+	}
+	for _, c := range r.cmds {
+		if c.prog != "git" {
+			continue
+		}
+		g := parseGit(c)
+		if g.sub != "clone" {
+			continue
+		}
+		if !j.s.Internet {
+			return // refused already
+		}
+		if j.clone != nil || !c.first || c.pipe != 0 || len(c.wrappers) > 0 || c.assigns || g.pre {
+			j.refuse(rankClone, "clone-not-first", "With the sandbox on, Ensemble does the clone itself, and only for `git clone <https address> [folder]` alone or first in a command; run the clone on its own first.")
+			return
+		}
+		cl, why := j.cloneOf(c, g)
+		if why != "" {
+			j.refuse(rankClone, "clone-refused", why)
+			return
+		}
+		cl.Rest = len(r.cmds) > 1
+		j.clone = cl
+	}
+}
+
+func (j *judgement) cloneOf(c *command, g gitCall) (*Clone, string) {
+	cl := &Clone{}
+	var ops []word
+	rest := g.rest
+	for i := 0; i < len(rest); i++ {
+		v := rest[i].val
+		if !rest[i].known {
+			return nil, "Ensemble clones only a repository named plainly, without variables or $(…)."
+		}
+		next := func() (string, bool) {
+			if i+1 < len(rest) {
+				i++
+				return rest[i].val, true
+			}
+			return "", false
+		}
+		switch {
+		case v == "--":
+			for _, w := range rest[i+1:] {
+				ops = append(ops, w)
+			}
+			i = len(rest)
+		case strings.HasPrefix(v, "--template"):
+			return nil, "A clone with `--template` could plant hooks, so Ensemble does not clone with it; clone without it."
+		case v == "--depth" || v == "--branch" || v == "-b" || v == "--filter":
+			val, ok := next()
+			if !ok {
+				return nil, "`git clone " + v + "` needs a value."
+			}
+			cl.set(v, val)
+		case strings.HasPrefix(v, "--depth=") || strings.HasPrefix(v, "--branch=") || strings.HasPrefix(v, "--filter="):
+			k, val, _ := strings.Cut(v, "=")
+			cl.set(k, val)
+		case v == "--single-branch":
+			cl.SingleBranch = true
+		case v == "--no-tags":
+			cl.NoTags = true
+		case v == "--quiet" || v == "-q":
+			cl.Quiet = true
+		case strings.HasPrefix(v, "-"):
+			return nil, "Ensemble clones with only --depth, --branch, --single-branch, --filter, --no-tags and --quiet; `" + v + "` is not one of them."
+		default:
+			ops = append(ops, rest[i])
+		}
+	}
+	if len(ops) == 0 || len(ops) > 2 {
+		return nil, "Ensemble clones `git clone <https address> [folder]`; name one address and at most one folder."
+	}
+	raw := ops[0].val
+	if why := publicHTTPS(raw); why != "" {
+		return nil, why
+	}
+	cl.URL = raw
+	dest := cloneDest(g)
+	if dest == "" {
+		return nil, "Ensemble cannot tell which folder `" + raw + "` would clone into; name one."
+	}
+	cwd := g.cwd
+	dir := resolve(cwd, dest)
+	if dir == "" || !within(dir, j.s.Folder) || dir == j.s.Folder {
+		return nil, "Ensemble clones only into a new folder inside the run folder; `" + dest + "` is not one."
+	}
+	cl.Dir = filepath.Clean(dir)
+	return cl, ""
+}
+
+func (cl *Clone) set(k, v string) {
+	switch k {
+	case "--depth":
+		cl.Depth = v
+	case "--branch", "-b":
+		cl.Branch = v
+	case "--filter":
+		cl.Filter = v
+	}
+}
+
+// publicHTTPS checks a clone address: public https, no user name, query, fragment or port.
+func publicHTTPS(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" {
+		if strings.HasPrefix(raw, "file:") || err == nil && u.Scheme == "file" {
+			return "Ensemble does not clone `file://` addresses; clone from a public https address."
+		}
+		return "Ensemble clones only public https addresses; `" + raw + "` is not one."
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Port() != "" || u.Opaque != "" {
+		return "Ensemble clones only a plain https address, without a user name, query or port; `" + raw + "` has one."
+	}
+	h := u.Hostname()
+	if h == "" || h == "localhost" || strings.HasSuffix(h, ".localhost") || strings.HasSuffix(h, ".local") || strings.HasSuffix(h, ".internal") || !strings.Contains(h, ".") {
+		return "Ensemble clones only from public servers; `" + h + "` is not one."
+	}
+	if a, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
+		if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsUnspecified() || a.IsMulticast() || a.IsLinkLocalMulticast() {
+			return "Ensemble clones only from public servers; `" + h + "` is not one."
+		}
+	}
+	return ""
+}

@@ -1,0 +1,503 @@
+package judge
+
+import (
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Limits on what the reader takes on. Past them the line is asked about.
+const (
+	maxDepth    = 4        // bash -c inside bash -c inside …
+	maxCommands = 512      // simple commands in one line, all depths
+	maxLine     = 64 << 10 // bytes in one command line
+)
+
+// state is what a shell carries from one command to the next: the folder it is in.
+type state struct {
+	cwd string // absolute; "" once a cd went somewhere the judge cannot know
+}
+
+func (s *state) copy() *state { c := *s; return &c }
+
+func (s *state) cwdOr(def string) string {
+	if s.cwd == "" {
+		return def
+	}
+	return s.cwd
+}
+
+type redir struct {
+	op     syntax.RedirOperator
+	fd     string // the N in N>file
+	target word
+}
+
+// command is one simple command after wrappers (sudo, env, nohup, xargs …) are taken off.
+type command struct {
+	args        []word // args[0] is the program as written
+	prog        string // the program's lower-case base name; "" for a bare redirect
+	progUnknown bool   // the program's name is only known when the line runs
+	wrappers    []string
+	admin       bool // run as the administrator (sudo, doas, su …)
+	adminShell  bool // an open administrator shell (sudo -i, sudo su, sudo bash)
+	assigns     bool // VAR=value or env in front
+	redirs      []redir
+	cwd         string // "" when unknown
+	subLevel    int    // inside this many $(…)
+	inFunc      bool
+	fn          bool // calls a function the line defines
+	pipe, stage int  // pipeline id (0: none) and stage
+	extraArgs   bool // xargs or find -exec add arguments the judge cannot see
+	code        bool // the arguments are inline code (sh -c, python -c), not paths
+	script      int  // index of the script file an interpreter runs, 0 if none
+	stdinScript bool // an interpreter reading its program from standard input
+	stdinText   *word
+	first       bool // the first command of the line
+	findDelete  bool
+	findExec    bool
+	findFollow  bool
+	nested      bool // read from a string another command runs (bash -c, eval)
+}
+
+// source is the command as a person would read it, shortened for a sentence.
+func (c *command) source() string {
+	var b strings.Builder
+	for _, w := range c.wrappers {
+		b.WriteString(w)
+		b.WriteByte(' ')
+	}
+	for i, a := range c.args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strings.ReplaceAll(a.val, unknown, "…"))
+		if b.Len() > 80 {
+			break
+		}
+	}
+	s := b.String()
+	if len(s) > 80 {
+		s = s[:77] + "…"
+	}
+	return s
+}
+
+// line is what the reader learned about the whole line.
+type line struct {
+	subst, vars, brace, assigns, funcs, aliases bool
+	fork                                        bool     // a fork bomb
+	downloadExec                                bool     // a script from the internet run unseen (curl | sh)
+	problems                                    []string // why parts of the line could not be read
+}
+
+// reader walks a parsed line and collects its simple commands.
+type reader struct {
+	s       *Settings
+	cmds    []*command
+	line    line
+	funcs   []string
+	inSubst int
+	inFunc  int
+	depth   int
+	admin   int // inside sudo bash -c …
+	pipes   int
+}
+
+func (r *reader) home() string {
+	if r.s.Home == "" {
+		return "/nonexistent-home"
+	}
+	return r.s.Home
+}
+
+func (r *reader) problem(p string) {
+	for _, q := range r.line.problems {
+		if q == p {
+			return
+		}
+	}
+	r.line.problems = append(r.line.problems, p)
+}
+
+func newParser() *syntax.Parser {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+}
+
+// readLine parses and walks one command line at cwd.
+func readLine(s *Settings, text, cwd string) *reader {
+	r := &reader{s: s}
+	if len(text) > maxLine {
+		r.problem("the command is too long to read")
+		return r
+	}
+	r.reread(text, &state{cwd: cwd}, true)
+	return r
+}
+
+// reread parses text as a shell line and walks it with st.
+func (r *reader) reread(text string, st *state, top bool) {
+	if r.depth >= maxDepth {
+		r.problem("it nests shells inside shells too deeply to read")
+		return
+	}
+	f, err := newParser().Parse(strings.NewReader(text), "")
+	if err != nil {
+		if top {
+			r.problem("it is not a complete shell command (" + shortErr(err) + ")")
+		} else {
+			r.problem("the command it passes to a shell cannot be read")
+		}
+		if smellsDangerous(text) {
+			r.line.downloadExec = r.line.downloadExec || strings.Contains(text, "curl") || strings.Contains(text, "wget")
+			r.problem("dangerous")
+		}
+		return
+	}
+	r.depth++
+	r.stmts(f.Stmts, st)
+	r.depth--
+}
+
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 80 {
+		s = s[:80]
+	}
+	return s
+}
+
+func (r *reader) stmts(list []*syntax.Stmt, st *state) {
+	for _, s := range list {
+		r.stmt(s, st)
+	}
+}
+
+func (r *reader) stmt(s *syntax.Stmt, st *state) {
+	if len(r.cmds) > maxCommands {
+		r.problem("it has too many commands to read")
+		return
+	}
+	switch c := s.Cmd.(type) {
+	case nil:
+	case *syntax.CallExpr:
+		r.call(c, s.Redirs, st)
+		return
+	case *syntax.BinaryCmd:
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			r.pipeline(c, st)
+		} else {
+			r.stmt(c.X, st)
+			r.stmt(c.Y, st)
+		}
+	case *syntax.Subshell:
+		r.stmts(c.Stmts, st.copy())
+	case *syntax.Block:
+		r.stmts(c.Stmts, st)
+	case *syntax.IfClause:
+		for cl := c; cl != nil; cl = cl.Else {
+			r.stmts(cl.Cond, st)
+			r.stmts(cl.Then, st)
+		}
+	case *syntax.WhileClause:
+		r.stmts(c.Cond, st)
+		r.stmts(c.Do, st)
+	case *syntax.ForClause:
+		r.line.vars = true
+		switch l := c.Loop.(type) {
+		case *syntax.WordIter:
+			for _, w := range l.Items {
+				r.word(w, st)
+			}
+		case *syntax.CStyleLoop:
+			var w word
+			r.nested(l, &w, st)
+		}
+		r.stmts(c.Do, st)
+	case *syntax.CaseClause:
+		r.word(c.Word, st)
+		for _, it := range c.Items {
+			r.stmts(it.Stmts, st)
+		}
+	case *syntax.FuncDecl:
+		r.funcDecl(c, st)
+	case *syntax.ArithmCmd:
+		r.line.vars = true
+		var w word
+		r.nested(c, &w, st)
+	case *syntax.LetClause:
+		r.line.vars = true
+		var w word
+		r.nested(c, &w, st)
+	case *syntax.TestClause:
+		syntax.Walk(c.X, func(n syntax.Node) bool {
+			if w, ok := n.(*syntax.Word); ok {
+				r.markWord(r.word(w, st))
+				return false
+			}
+			return true
+		})
+	case *syntax.DeclClause:
+		r.line.assigns = true
+		for _, a := range c.Args {
+			r.assign(a, st)
+		}
+	case *syntax.TimeClause:
+		if c.Stmt != nil {
+			r.stmt(c.Stmt, st)
+		}
+	case *syntax.CoprocClause:
+		r.stmt(c.Stmt, st)
+	case *syntax.TestDecl:
+		r.stmt(c.Body, st)
+	default:
+		r.problem("it uses a shell form Ensemble does not read")
+	}
+	if len(s.Redirs) > 0 {
+		rd, in := r.redirs(s.Redirs, st)
+		r.add(&command{redirs: rd, stdinText: in, cwd: st.cwd})
+	}
+}
+
+func (r *reader) assign(a *syntax.Assign, st *state) {
+	if a.Value != nil {
+		r.markWord(r.word(a.Value, st))
+	}
+	if a.Array != nil {
+		for _, e := range a.Array.Elems {
+			if e.Value != nil {
+				r.markWord(r.word(e.Value, st))
+			}
+		}
+	}
+	if a.Index != nil {
+		var w word
+		r.nested(a.Index, &w, st)
+	}
+}
+
+func (r *reader) funcDecl(c *syntax.FuncDecl, st *state) {
+	r.line.funcs = true
+	var names []string
+	if c.Name != nil {
+		names = append(names, strings.ToLower(c.Name.Value))
+	}
+	for _, n := range c.Names {
+		names = append(names, strings.ToLower(n.Value))
+	}
+	r.funcs = append(r.funcs, names...)
+	start := len(r.cmds)
+	r.inFunc++
+	r.stmt(c.Body, st.copy())
+	r.inFunc--
+	// A function that calls itself in a pipe or in the background multiplies: a fork bomb.
+	spawns := false
+	syntax.Walk(c.Body, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Stmt:
+			if n.Background || n.Coprocess || n.Disown {
+				spawns = true
+			}
+		case *syntax.BinaryCmd:
+			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
+				spawns = true
+			}
+		}
+		return !spawns
+	})
+	if !spawns {
+		return
+	}
+	for _, cmd := range r.cmds[start:] {
+		for _, n := range names {
+			if cmd.prog == n {
+				r.line.fork = true
+			}
+		}
+	}
+}
+
+func (r *reader) pipeline(c *syntax.BinaryCmd, st *state) {
+	var stages []*syntax.Stmt
+	var flat func(s *syntax.Stmt)
+	flat = func(s *syntax.Stmt) {
+		if b, ok := s.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && len(s.Redirs) == 0 {
+			flat(b.X)
+			flat(b.Y)
+			return
+		}
+		stages = append(stages, s)
+	}
+	flat(c.X)
+	flat(c.Y)
+	r.pipes++
+	id := r.pipes
+	level := r.inSubst
+	start := len(r.cmds)
+	for i, s := range stages {
+		from := len(r.cmds)
+		r.stmt(s, st.copy()) // each stage runs in a subshell: a cd there does not last
+		for _, cmd := range r.cmds[from:] {
+			if cmd.pipe == 0 && cmd.subLevel == level {
+				cmd.pipe, cmd.stage = id, i
+			}
+		}
+	}
+	r.pipeScripts(id, start)
+}
+
+// pipeScripts reads what a pipeline feeds an interpreter: echo "…" | sh is read again,
+// curl … | sh is the floor, anything else unseen is asked about.
+func (r *reader) pipeScripts(id, start int) {
+	n := len(r.cmds)
+	for i := start; i < n; i++ {
+		c := r.cmds[i]
+		if c.pipe != id || c.stage == 0 || !c.stdinScript || c.stdinText != nil {
+			continue
+		}
+		var feeders []*command
+		for _, f := range r.cmds[start:n] {
+			if f.pipe == id && f.stage < c.stage {
+				if downloads(f) {
+					r.line.downloadExec = true
+				}
+				if f.stage == c.stage-1 {
+					feeders = append(feeders, f)
+				}
+			}
+		}
+		if r.line.downloadExec {
+			continue
+		}
+		if len(feeders) == 1 && (feeders[0].prog == "echo" || feeders[0].prog == "printf") {
+			if text, ok := echoText(feeders[0]); ok {
+				if isShell(c.prog) {
+					r.admin += b2i(c.admin)
+					r.reread(text, &state{cwd: c.cwd}, false)
+					r.admin -= b2i(c.admin)
+				}
+				continue
+			}
+		}
+		r.problem("it pipes a program into `" + c.prog + "` that Ensemble cannot read first")
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// echoText is what echo or printf with known arguments prints.
+func echoText(c *command) (string, bool) {
+	var parts []string
+	opts := true
+	for _, a := range c.args[1:] {
+		if !a.known {
+			return "", false
+		}
+		if opts && c.prog == "echo" && len(a.val) > 1 && a.val[0] == '-' && strings.Trim(a.val[1:], "neE") == "" {
+			continue
+		}
+		opts = false
+		parts = append(parts, a.val)
+	}
+	text := strings.Join(parts, " ")
+	if c.prog == "printf" {
+		text = ansiC(strings.ReplaceAll(text, "%s", ""))
+	}
+	return text, true
+}
+
+func (r *reader) redirs(list []*syntax.Redirect, st *state) ([]redir, *word) {
+	var out []redir
+	var in *word
+	for _, rd := range list {
+		switch rd.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			if rd.Hdoc != nil {
+				w := r.word(rd.Hdoc, st)
+				r.markWord(w)
+				in = &w
+			} else {
+				w := lit("")
+				in = &w
+			}
+			continue
+		case syntax.WordHdoc:
+			w := r.word(rd.Word, st)
+			r.markWord(w)
+			w.val += "\n"
+			in = &w
+			continue
+		}
+		x := redir{op: rd.Op}
+		if rd.N != nil {
+			x.fd = rd.N.Value
+		}
+		if rd.Word != nil {
+			x.target = r.word(rd.Word, st)
+			r.markWord(x.target)
+		}
+		out = append(out, x)
+	}
+	return out, in
+}
+
+func (r *reader) markWord(w word) {
+	r.line.vars = r.line.vars || w.vars
+	r.line.subst = r.line.subst || w.subst
+	r.line.brace = r.line.brace || w.brace
+}
+
+func (r *reader) call(c *syntax.CallExpr, rds []*syntax.Redirect, st *state) {
+	for _, a := range c.Assigns {
+		r.assign(a, st)
+	}
+	if len(c.Args) == 0 {
+		r.line.assigns = true
+		if len(rds) > 0 {
+			rd, in := r.redirs(rds, st)
+			r.add(&command{redirs: rd, stdinText: in, cwd: st.cwd})
+		}
+		return
+	}
+	args := make([]word, len(c.Args))
+	for i, w := range c.Args {
+		args[i] = r.word(w, st)
+		r.markWord(args[i])
+	}
+	rd, in := r.redirs(rds, st)
+	cmd := &command{assigns: len(c.Assigns) > 0, redirs: rd, stdinText: in, cwd: st.cwd}
+	r.run(cmd, args, st)
+}
+
+func (r *reader) add(c *command) {
+	c.subLevel = r.inSubst
+	c.inFunc = r.inFunc > 0
+	c.nested = r.depth > 1
+	if r.admin > 0 {
+		c.admin = true
+	}
+	if len(r.cmds) == 0 && r.depth == 1 && r.inSubst == 0 && r.inFunc == 0 {
+		c.first = true
+	}
+	r.cmds = append(r.cmds, c)
+}
+
+// resolve makes p absolute against cwd, expanding nothing: words are already expanded.
+func resolve(cwd, p string) string {
+	if p == "" {
+		return cwd
+	}
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	if cwd == "" {
+		return ""
+	}
+	return filepath.Join(cwd, p)
+}

@@ -1,0 +1,108 @@
+// Package records holds the person's records: the personal space and its projects, tasks, pages,
+// people and repositories, with Trash. Every write goes through the ledger, so it is recorded with
+// its actor, announced as an event, and can be undone.
+package records
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
+)
+
+// PersonalSpace is the id of the space every record lives in for now; the data model keeps space
+// ids so that more spaces can come.
+const PersonalSpace = "spc_personal"
+
+// Service reads and writes records.
+type Service struct {
+	db    *sql.DB // reads
+	w     *ledger.Writer
+	space string
+}
+
+// New returns a Service over st, writing through w.
+func New(st *store.Store, w *ledger.Writer) *Service {
+	return &Service{db: st.Reader(), w: w, space: PersonalSpace}
+}
+
+// NotFoundError says a record does not exist (or is in Trash where that matters).
+type NotFoundError struct {
+	Kind, ID string
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("There is no %s with id %q.", e.Kind, e.ID)
+}
+
+// InvalidError is input a person must correct; its text is the sentence to show.
+type InvalidError struct{ Msg string }
+
+func (e *InvalidError) Error() string { return e.Msg }
+
+func invalid(format string, args ...any) error {
+	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// IsNotFound reports whether err says a record does not exist.
+func IsNotFound(err error) bool {
+	var nf *NotFoundError
+	return errors.As(err, &nf)
+}
+
+// Batch makes several writes in one transaction, recorded as one Undo group.
+type Batch struct {
+	s *Service
+	t *ledger.Tx
+}
+
+// Batch runs fn in one write transaction by actor. summary describes the whole; if fn returns an
+// error nothing is written.
+func (s *Service) Batch(ctx context.Context, actor ledger.Actor, summary string, fn func(*Batch) error) (ledger.Group, error) {
+	return s.w.Do(ctx, actor, func(t *ledger.Tx) error {
+		if err := fn(&Batch{s: s, t: t}); err != nil {
+			return err
+		}
+		t.Describe("%s", summary)
+		return nil
+	})
+}
+
+// do runs one write as its own group, returning what fn made.
+func do[T any](ctx context.Context, s *Service, actor ledger.Actor, fn func(*Batch) (T, error)) (T, error) {
+	var out T
+	_, err := s.w.Do(ctx, actor, func(t *ledger.Tx) error {
+		var err error
+		out, err = fn(&Batch{s: s, t: t})
+		return err
+	})
+	return out, err
+}
+
+// Undo reverses the newest write and announces every record it restored.
+func (s *Service) Undo(ctx context.Context, actor ledger.Actor) (ledger.Group, error) {
+	return s.w.Undo(ctx, actor, s.announce)
+}
+
+// Redo replays the newest undone write.
+func (s *Service) Redo(ctx context.Context, actor ledger.Actor) (ledger.Group, error) {
+	return s.w.Redo(ctx, actor, s.announce)
+}
+
+// announce emits, for each row an undo or redo touched, the event a client needs to show it as it
+// now is.
+func (s *Service) announce(t *ledger.Tx, refs []ledger.Ref) error {
+	for _, r := range refs {
+		k, ok := kindsByTable[r.Table]
+		if !ok {
+			continue
+		}
+		if err := k.announce(t, r.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
