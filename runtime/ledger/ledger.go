@@ -84,6 +84,13 @@ func (w *Writer) Do(ctx context.Context, actor Actor, fn func(*Tx) error) (Group
 	return w.run(ctx, actor, "write", fn)
 }
 
+// Exec runs fn in a write transaction that is not a person's record change: it records no Undo
+// group, but its events are appended and published like any other (runs, Needs me, sessions).
+func (w *Writer) Exec(ctx context.Context, fn func(*Tx) error) error {
+	_, err := w.run(ctx, Actor{Kind: System}, "exec", fn)
+	return err
+}
+
 func (w *Writer) run(ctx context.Context, actor Actor, kind string, fn func(*Tx) error) (Group, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -99,12 +106,16 @@ func (w *Writer) run(ctx context.Context, actor Actor, kind string, fn func(*Tx)
 		}
 		return Group{}, err
 	}
-	if len(t.changes) == 0 && kind == "write" {
+	var g Group
+	switch {
+	case kind == "exec":
+	case len(t.changes) == 0 && kind == "write":
 		return Group{}, nil
-	}
-	g, err := t.record(actor, kind)
-	if err != nil {
-		return Group{}, err
+	default:
+		var err error
+		if g, err = t.record(actor, kind); err != nil {
+			return Group{}, err
+		}
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return Group{}, fmt.Errorf("ledger: commit: %w", err)

@@ -53,6 +53,12 @@ func (t *Tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Ro
 	return t.tx.QueryRowContext(ctx, q, args...)
 }
 
+// ExecContext runs a statement inside the transaction without keeping row images: for tables that
+// are not the person's records (runs, Needs me), written through [Writer.Exec].
+func (t *Tx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(ctx, q, args...)
+}
+
 // Emit appends an event to be published once the transaction commits.
 func (t *Tx) Emit(kind, subject string, data any) error {
 	ev, err := events.Append(t.ctx, t.tx, t.now, kind, subject, data)

@@ -1,0 +1,161 @@
+// Package engines drives people's coding agents (Claude Code, Codex, the ACP agents) through their
+// own machine protocols, behind one interface. A driver starts the agent's CLI with pipes (never a
+// PTY), turns every protocol message into an [Event], and asks its [Host] about every tool call the
+// agent wants to make and every question it has for the person.
+//
+// The runtime (runtime/jobs) implements Host: it judges calls with the judge, puts what needs the
+// person on Needs me, and records events. This package and its drivers never import runtime/...
+package engines
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Driver starts runs of one agent.
+type Driver interface {
+	// Name is the agent's id: "claude", "codex", "opencode", "gemini", …
+	Name() string
+	// Start starts the agent on spec and returns once it is running. The run ends when the agent
+	// finishes, fails, or ctx is cancelled (which stops it, ending its whole process group).
+	Start(ctx context.Context, spec Spec, host Host) (Run, error)
+}
+
+// Spec is what one run of an agent is asked to do, and with what.
+type Spec struct {
+	Folder   string            // the work folder; the agent runs there
+	Prompt   string            // the brief
+	Model    string            // "" for the agent's default
+	Effort   string            // thinking level, "" for the default
+	MaxTurns int               // 0: no limit
+	Resume   string            // the agent's session id to continue, "" for a new session
+	Trusted  bool              // folder trust: the agent may load the folder's own settings
+	Env      map[string]string // added to the agent's environment (after the driver removes what it must)
+	// MCP is the run's own MCP server, offered to the agent ("" command: none).
+	MCP MCPServer
+	// Home overrides HOME for the agent (tests point the real CLI at the scripted model this way).
+	Home string
+}
+
+// MCPServer is an MCP server the agent should start over stdio, or reach over HTTP.
+type MCPServer struct {
+	Name    string
+	Command string
+	Args    []string
+	Env     map[string]string
+	URL     string // for a loopback HTTP server instead of a command
+	Headers map[string]string
+}
+
+// Run is a running agent.
+type Run interface {
+	// Wait blocks until the run ends and returns how it ended.
+	Wait() (Result, error)
+	// Stop asks the agent to stop (its protocol's interrupt), then ends its process group.
+	Stop(ctx context.Context) error
+}
+
+// Result is how a run ended.
+type Result struct {
+	SessionID string // the agent's session, to continue later
+	Summary   string // the agent's final reply
+	Turns     int
+	Usage     Usage
+	// Gone is set when the session asked for in Spec.Resume no longer exists at the agent; the
+	// caller starts a new session with the full brief.
+	Gone bool
+}
+
+// Usage is what a run spent.
+type Usage struct {
+	InputTokens  int64   `json:"inputTokens"`
+	OutputTokens int64   `json:"outputTokens"`
+	CacheRead    int64   `json:"cacheRead,omitempty"`
+	CacheWrite   int64   `json:"cacheWrite,omitempty"`
+	CostUSD      float64 `json:"costUsd,omitempty"` // as the agent reports it
+}
+
+// Host is what the runtime provides to a running agent.
+type Host interface {
+	// Permit decides a tool call the agent wants to make. It may block until the person answers
+	// (or ctx ends, which withdraws the question).
+	Permit(ctx context.Context, call ToolCall) (Permission, error)
+	// Ask puts a question from the agent to the person and waits for the answer.
+	Ask(ctx context.Context, q Question) (Answer, error)
+	// Event records something the agent did; it must not block for long.
+	Event(ev Event)
+}
+
+// ToolCall is a tool call the agent asks permission for, in the agent's own terms.
+type ToolCall struct {
+	ID    string          // the agent's tool-use id
+	Tool  string          // the agent's tool name ("Bash", "Edit", "mcp__x__y", "commandExecution")
+	Input json.RawMessage // its input as the agent sent it
+	// Kind, Command, Paths and URL are the driver's reading of the call for the judge.
+	Kind    string // shell, read, search, edit, fetch, web_search, mcp
+	Command string
+	Cwd     string
+	Paths   []string
+	URL     string
+}
+
+// Permission is the answer to a ToolCall.
+type Permission struct {
+	Allow  bool
+	Reason string // for a refusal: the sentence the agent is told
+}
+
+// Question is something the agent asks the person.
+type Question struct {
+	Text        string
+	Options     []string
+	Recommended int  // index into Options, -1 for none
+	FreeText    bool // the person may answer in their own words
+}
+
+// Answer is the person's answer.
+type Answer struct {
+	Option int    // index into Options, -1 for free text
+	Text   string // the option's text, or the free text
+}
+
+// Event is one thing that happened in a run. Kind says which; the other fields are set as fits.
+type Event struct {
+	At     time.Time       `json:"at"`
+	Kind   EventKind       `json:"kind"`
+	Text   string          `json:"text,omitempty"`   // message, thinking, error
+	Tool   string          `json:"tool,omitempty"`   // tool_start, tool_end
+	ToolID string          `json:"toolId,omitempty"` // tool_start, tool_end
+	Input  json.RawMessage `json:"input,omitempty"`  // tool_start
+	Output string          `json:"output,omitempty"` // tool_end
+	Failed bool            `json:"failed,omitempty"` // tool_end
+	Usage  *Usage          `json:"usage,omitempty"`  // usage
+	// Session is the agent's session id, on the started event.
+	Session string `json:"session,omitempty"`
+	Model   string `json:"model,omitempty"`
+}
+
+// EventKind names an Event.
+type EventKind string
+
+const (
+	EventStarted   EventKind = "started"    // the agent is up; Session and Model set
+	EventMessage   EventKind = "message"    // the agent said Text
+	EventThinking  EventKind = "thinking"   // the agent thought Text
+	EventToolStart EventKind = "tool_start" // the agent called Tool with Input
+	EventToolEnd   EventKind = "tool_end"   // the call ToolID returned Output (Failed if it failed)
+	EventUsage     EventKind = "usage"      // tokens and cost so far
+	EventError     EventKind = "error"      // the agent or its protocol reported Text
+)
+
+// Errors a driver returns from Start or Wait that the runtime treats specially.
+var (
+	// ErrNotInstalled: the agent's CLI is not on the trusted PATH. Not retried.
+	ErrNotInstalled = errors.New("agent not installed")
+	// ErrSignedOut: the agent has no sign-in. Not retried.
+	ErrSignedOut = errors.New("agent signed out")
+	// ErrStopped: the run was stopped on request.
+	ErrStopped = errors.New("run stopped")
+)
