@@ -42,7 +42,7 @@ type served struct {
 	err  error
 }
 
-func startServe(t *testing.T, data string) *served {
+func startServe(t testing.TB, data string) *served {
 	t.Helper()
 	bin, err := buildBinary()
 	if err != nil {

@@ -81,13 +81,26 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			}
 			return
 		case ev := <-sub.C:
-			if ev.Seq <= after {
-				continue
-			}
-			if err := send(func(w io.Writer) error { return writeEvent(w, ev) }); err != nil {
+			// Write what is waiting too, then flush once: under load one write call carries many
+			// events instead of one each.
+			err := send(func(w io.Writer) error {
+				for {
+					if ev.Seq > after {
+						if err := writeEvent(w, ev); err != nil {
+							return err
+						}
+						after = ev.Seq
+					}
+					select {
+					case ev = <-sub.C:
+					default:
+						return nil
+					}
+				}
+			})
+			if err != nil {
 				return
 			}
-			after = ev.Seq
 		case <-keep.C:
 			if err := send(func(w io.Writer) error { _, err := io.WriteString(w, ": keepalive\n\n"); return err }); err != nil {
 				return
