@@ -1,0 +1,111 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// ensemble runs the command line in-process and returns its exit code and output.
+func ensemble(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var out bytes.Buffer
+	code := Main(context.Background(), args, &out, &out)
+	return code, out.String()
+}
+
+func TestTasksCommands(t *testing.T) {
+	rt := startTestRuntime(t)
+	data := "--data=" + rt.cfg.DataDir
+
+	code, out := ensemble(t, data, "tasks", "add", "Fix the login retry", "--priority", "high", "--label", "auth", "--due", "2026-12-31")
+	m := regexp.MustCompile(`^Added task “Fix the login retry” to To do \((tsk_[0-9a-f]+)\)\.\n$`).FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("tasks add: %d %q", code, out)
+	}
+	id := m[1]
+	code, out = ensemble(t, data, "tasks", "list")
+	if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "2026-12-31") || !strings.Contains(out, "high") {
+		t.Fatalf("tasks list: %d %q", code, out)
+	}
+	if code, out = ensemble(t, data, "tasks", "move", id, "waiting_approval"); code != 1 ||
+		out != "ensemble: A task that is To do cannot move to Waiting approval; it can move to In progress, Blocked, Done or Dropped.\n" {
+		t.Errorf("refused move: %d %q", code, out)
+	}
+	if code, out = ensemble(t, data, "tasks", "move", id, "in_progress"); code != 0 || out != "Moved task “Fix the login retry” to In progress.\n" {
+		t.Errorf("move: %d %q", code, out)
+	}
+	if code, out = ensemble(t, data, "tasks", "add", "x", "--due", "soon"); code != 1 || !strings.Contains(out, `Due date "soon" is not a date`) {
+		t.Errorf("bad due: %d %q", code, out)
+	}
+	if code, out = ensemble(t, data, "tasks", "list", "--status", "in_progress", "--json"); code != 0 || !strings.Contains(out, `"status": "in_progress"`) {
+		t.Errorf("list --json: %d %q", code, out)
+	}
+
+	code, out = ensemble(t, data, "status")
+	if code != 0 || !strings.Contains(out, "is running at "+rt.URL) {
+		t.Errorf("status: %d %q", code, out)
+	}
+	dest := filepath.Join(t.TempDir(), "copy.db")
+	if code, out = ensemble(t, data, "backup", dest); code != 0 || !strings.HasPrefix(out, "Backed up ") {
+		t.Errorf("backup: %d %q", code, out)
+	}
+	if code, out = ensemble(t, data, "backup", dest); code != 1 || !strings.Contains(out, "already exists") {
+		t.Errorf("backup over a file: %d %q", code, out)
+	}
+	if code, out = ensemble(t, data, "open", "--print"); code != 0 || !strings.HasPrefix(out, rt.URL+"/auth/signin?code=") {
+		t.Errorf("open --print: %d %q", code, out)
+	}
+}
+
+func TestCommandsWithoutRuntime(t *testing.T) {
+	data := "--data=" + t.TempDir()
+	if code, out := ensemble(t, data, "status"); code != 1 || !strings.Contains(out, "Ensemble is not running") {
+		t.Errorf("status: %d %q", code, out)
+	}
+	if code, out := ensemble(t, data, "tasks", "list"); code != 1 || !strings.Contains(out, "start it with `ensemble serve`") {
+		t.Errorf("tasks list: %d %q", code, out)
+	}
+	if code, out := ensemble(t, data, "backup", filepath.Join(t.TempDir(), "x.db")); code != 1 || !strings.Contains(out, "no such file") {
+		t.Errorf("backup without a database: %d %q", code, out)
+	}
+	if code, out := ensemble(t, data, "serve", "--addr", "0.0.0.0:4000"); code != 1 || !strings.Contains(out, "not on this computer") {
+		t.Errorf("serve on all interfaces: %d %q", code, out)
+	}
+	if code, out := ensemble(t, "--help"); code != 0 || !strings.Contains(out, "ensemble serve") {
+		t.Errorf("--help: %d %q", code, out)
+	}
+}
+
+func TestDefaultDataDir(t *testing.T) {
+	home := func() (string, error) { return "/home/ada", nil }
+	for _, tc := range []struct {
+		goos string
+		env  map[string]string
+		want string
+	}{
+		{"linux", nil, "/home/ada/.local/share/ensemble"},
+		{"linux", map[string]string{"XDG_DATA_HOME": "/data"}, "/data/ensemble"},
+		{"linux", map[string]string{"XDG_DATA_HOME": "relative"}, "/home/ada/.local/share/ensemble"},
+		{"darwin", nil, "/home/ada/Library/Application Support/Ensemble"},
+		{"windows", map[string]string{"APPDATA": `C:\Users\ada\AppData\Roaming`}, filepath.Join(`C:\Users\ada\AppData\Roaming`, "Ensemble")},
+	} {
+		got, err := defaultDataDir(tc.goos, func(k string) string { return tc.env[k] }, home)
+		if err != nil || got != tc.want {
+			t.Errorf("%s %v: got %q, %v; want %q", tc.goos, tc.env, got, err, tc.want)
+		}
+	}
+	if _, err := defaultDataDir("windows", func(string) string { return "" }, home); err == nil {
+		t.Error("windows without APPDATA: no error")
+	}
+	t.Setenv("ENSEMBLE_DATA", "/tmp/from-env")
+	if got, _ := dataDir(""); got != "/tmp/from-env" {
+		t.Errorf("ENSEMBLE_DATA: got %q", got)
+	}
+	if got, _ := dataDir("/tmp/flag"); got != "/tmp/flag" {
+		t.Errorf("--data: got %q", got)
+	}
+}
