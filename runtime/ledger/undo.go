@@ -25,7 +25,7 @@ func (e *ConflictError) Error() string {
 	if e.Undo {
 		verb = "undo"
 	}
-	return fmt.Sprintf("Cannot %s “%s”: one of its records has changed since.", verb, e.Summary)
+	return fmt.Sprintf("Cannot %s ‘%s’: a record it touched has changed since.", verb, e.Summary)
 }
 
 // Undo reverses the newest write group that is not undone, restoring every row it touched to its

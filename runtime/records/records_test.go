@@ -137,7 +137,7 @@ func TestUndoRefusesWhenChangedSince(t *testing.T) {
 	if !errors.As(err, &ce) {
 		t.Fatalf("undo over a changed row: err = %v, want a ConflictError", err)
 	}
-	if want := "Cannot undo “Updated task “B””: one of its records has changed since."; err.Error() != want {
+	if want := "Cannot undo ‘Updated task “B”’: a record it touched has changed since."; err.Error() != want {
 		t.Errorf("error = %q, want %q", err, want)
 	}
 	if got, _ := s.Tasks().Get(ctx, task.ID); got.Title != "tampered" {
