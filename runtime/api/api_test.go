@@ -407,3 +407,18 @@ func TestSlowClientIsDroppedAndResumes(t *testing.T) {
 		t.Fatalf("replayed %d events, want %d from seq %d", len(replayed), n, first)
 	}
 }
+
+func TestUINotBuilt(t *testing.T) {
+	a := New(Options{Token: NewLaunchToken()}, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, nil, nil)
+	srv := httptest.NewServer(a.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "make run") {
+		t.Errorf("unbuilt UI: %d %q", resp.StatusCode, b)
+	}
+}
