@@ -11,7 +11,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
-func newWriter(t *testing.T) (*Writer, *events.Bus, *store.Store) {
+func newWriter(t testing.TB) (*Writer, *events.Bus, *store.Store) {
 	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ensemble.db"))
 	if err != nil {
@@ -22,7 +22,7 @@ func newWriter(t *testing.T) (*Writer, *events.Bus, *store.Store) {
 	return New(st, bus), bus, st
 }
 
-func count(t *testing.T, st *store.Store, table string) int {
+func count(t testing.TB, st *store.Store, table string) int {
 	t.Helper()
 	var n int
 	st.Reader().QueryRow("SELECT count(*) FROM " + table).Scan(&n)
