@@ -8,7 +8,11 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X github.com/ensemblework/ensemble/app.Version=$(VERSION)
 UI_STAMP := frontend/node_modules/.package-lock.json
 
-.PHONY: run build ui ui-deps test test-go test-ui vet bench clean
+# The desktop window needs cgo and, on Linux, GTK 3 and WebKitGTK 4.1 (libgtk-3-dev libwebkit2gtk-4.1-dev).
+comma := ,
+DESKTOP_TAGS := desktop,production$(if $(filter Linux,$(shell uname -s)),$(comma)webkit2_41)
+
+.PHONY: run build desktop cross ui ui-deps test test-go test-ui vet bench clean
 
 ## run: build the web UI and start `ensemble serve` (data in the OS's data folder, or $ENSEMBLE_DATA)
 run: ui
@@ -17,6 +21,19 @@ run: ui
 ## build: the headless binary, with the web UI embedded, in bin/
 build: ui
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
+
+## desktop: the desktop app (window + runtime) in bin/
+desktop: ui
+	CGO_ENABLED=1 $(GO) build -trimpath -tags $(DESKTOP_TAGS) -ldflags "$(LDFLAGS)" -o $(BIN)-desktop .
+
+## cross: what builds here for the other platforms: the headless binary for Linux, macOS and Windows
+## (amd64, arm64, no cgo) and the Windows desktop app (Wails needs no cgo there)
+cross: ui
+	for os in linux darwin windows; do for arch in amd64 arm64; do \
+		ext=$$( [ $$os = windows ] && echo .exe ); \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/ensemble-$$os-$$arch$$ext . || exit 1; \
+	done; done
+	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -tags desktop,production -ldflags "$(LDFLAGS) -H windowsgui" -o bin/ensemble-desktop-windows-amd64.exe .
 
 ui-deps: $(UI_STAMP)
 $(UI_STAMP): frontend/package.json frontend/package-lock.json

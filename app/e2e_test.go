@@ -37,7 +37,7 @@ var buildBinary = sync.OnceValues(func() (string, error) {
 type served struct {
 	cmd  *exec.Cmd
 	f    apiFile
-	out  *strings.Builder
+	out  *syncBuffer
 	done chan struct{} // closed when the process has exited, with err set
 	err  error
 }
@@ -50,7 +50,7 @@ func startServe(t testing.TB, data string) *served {
 	}
 	os.Remove(apiFilePath(data)) // a kill -9 leaves it behind; wait for the new one below
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data)
-	out := &strings.Builder{}
+	out := &syncBuffer{}
 	pr, pw, _ := os.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
@@ -58,13 +58,10 @@ func startServe(t testing.TB, data string) *served {
 	}
 	pw.Close()
 	s := &served{cmd: cmd, out: out, done: make(chan struct{})}
-	var mu sync.Mutex
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
-			mu.Lock()
 			out.WriteString(sc.Text() + "\n")
-			mu.Unlock()
 		}
 	}()
 	go func() { s.err = cmd.Wait(); close(s.done) }()
@@ -76,8 +73,6 @@ func startServe(t testing.TB, data string) *served {
 			return s
 		}
 		if time.Now().After(deadline) {
-			mu.Lock()
-			defer mu.Unlock()
 			t.Fatalf("ensemble serve did not come up:\n%s", out.String())
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -217,4 +212,22 @@ func TestServeStopsCleanly(t *testing.T) {
 	if _, err := os.Stat(apiFilePath(data)); !os.IsNotExist(err) {
 		t.Errorf("api.json still there after a clean stop: %v", err)
 	}
+}
+
+// syncBuffer is a strings.Builder safe to write from one goroutine while another reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) WriteString(v string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.WriteString(v)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -58,7 +58,13 @@ talk to that running runtime.`,
 			HiddenDefaultCmd: true,
 		},
 	}
+	if hasWindow {
+		// The desktop app opens its window when started without a command, as from a launcher.
+		root.Args = cobra.NoArgs
+		root.RunE = func(cmd *cobra.Command, args []string) error { return runDesktop(cmd.Context(), g) }
+	}
 	root.PersistentFlags().StringVar(&g.data, "data", "", "data folder (default $ENSEMBLE_DATA, else the OS's application data folder)")
-	root.AddCommand(newServeCmd(g), newStatusCmd(g), newOpenCmd(g), newTasksCmd(g), newBackupCmd(g), newJudgeCmd())
+	root.AddCommand(newServeCmd(g), newStatusCmd(g), newOpenCmd(g), newTasksCmd(g), newNeedsCmd(g), newBackupCmd(g), newJudgeCmd(), newDesktopCmd(g), newRunCmd(g))
+	root.AddCommand(newMCPCmd(g), newKeysCmd(g))
 	return root
 }

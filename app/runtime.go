@@ -8,13 +8,19 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/frontend"
 	"github.com/ensemblework/ensemble/runtime/api"
+	"github.com/ensemblework/ensemble/runtime/bridge/keys"
+	"github.com/ensemblework/ensemble/runtime/bridge/workspace"
 	"github.com/ensemblework/ensemble/runtime/events"
+	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
@@ -22,11 +28,16 @@ import (
 // Version is the build's version, set with -ldflags "-X github.com/ensemblework/ensemble/app.Version=…".
 var Version = "0.1.0-dev"
 
+// errAlreadyRunning: another runtime serves the data folder.
+var errAlreadyRunning = errors.New("Ensemble is already running")
+
 // runtimeConfig is what starting a runtime needs.
 type runtimeConfig struct {
 	DataDir string
 	Addr    string // where to listen; must be loopback
 	Log     *slog.Logger
+	// Drivers are the agents runs can use; nil for the ones this build has (tests set their own).
+	Drivers map[string]engines.Driver
 }
 
 // Runtime is a running runtime: its database, event bus, API server and listener. `ensemble serve`
@@ -35,6 +46,8 @@ type Runtime struct {
 	cfg    runtimeConfig
 	store  *store.Store
 	bus    *events.Bus
+	needs  *needs.Service
+	jobs   *jobs.Service
 	api    *api.Server
 	http   *http.Server
 	ln     net.Listener
@@ -48,7 +61,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 		return nil, fmt.Errorf("create data folder: %w", err)
 	}
 	if f, err := readAPIFile(cfg.DataDir); err == nil && healthy(ctx, f.URL) {
-		return nil, fmt.Errorf("Ensemble is already running for %s at %s", cfg.DataDir, f.URL)
+		return nil, fmt.Errorf("%w for %s at %s", errAlreadyRunning, cfg.DataDir, f.URL)
 	}
 	ln, err := listen(cfg.Addr)
 	if err != nil {
@@ -60,12 +73,33 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 		return nil, err
 	}
 	bus := events.NewBus()
-	rec := records.New(st, ledger.New(st, bus))
+	w := ledger.New(st, bus)
+	rec := records.New(st, w)
+	nd := needs.New(st, w)
+	// Decisions left open by a runtime that stopped have no one waiting for them any more.
+	if _, err := nd.ExpireOrphans(ctx); err != nil {
+		ln.Close()
+		st.Close()
+		return nil, err
+	}
+	drivers := cfg.Drivers
+	if drivers == nil {
+		drivers = agentDrivers(cfg.Log)
+	}
+	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir,
+		Drivers: drivers, Log: cfg.Log})
+	if err := js.Start(ctx); err != nil {
+		ln.Close()
+		st.Close()
+		return nil, err
+	}
 	token := api.NewLaunchToken()
-	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist()}, cfg.Log, st, bus, rec)
+	files := rec.Files(filepath.Join(cfg.DataDir, "files"))
+	bridge := &api.Bridge{Keys: keys.New(st, w), Work: workspace.New(st, rec, files), Files: files}
+	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Bridge: bridge}, cfg.Log, st, bus, rec)
 	port := ln.Addr().(*net.TCPAddr).Port
 	r := &Runtime{
-		cfg: cfg, store: st, bus: bus, api: srv, ln: ln,
+		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, api: srv, ln: ln,
 		URL:    "http://127.0.0.1:" + strconv.Itoa(port),
 		served: make(chan error, 1),
 		http: &http.Server{
@@ -77,6 +111,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	}
 	if err := writeAPIFile(cfg.DataDir, apiFile{URL: r.URL, Port: port, PID: os.Getpid(), Token: token.Reveal(), Version: Version}); err != nil {
 		ln.Close()
+		js.Close()
 		st.Close()
 		return nil, err
 	}
@@ -121,6 +156,7 @@ func (r *Runtime) Close() error {
 		err = r.http.Close()
 	}
 	removeAPIFile(r.cfg.DataDir, os.Getpid())
+	r.jobs.Close() // runs record that they were interrupted before the database closes
 	return errors.Join(err, r.store.Close())
 }
 

@@ -54,4 +54,13 @@
 // served by a re-executed test binary: call [MainHook] first in TestMain, and
 // start the server with [ServerCommand] inside the namespace. It appends every
 // request to a JSON-lines record that [ReadRecord] reads back.
+//
+// # Real CLIs, offline
+//
+// [InstallNPM] installs a pinned CLI from npm into a cache folder kept across
+// runs, and [InLoopbackNamespace] re-executes the calling test inside a
+// network namespace with only loopback up (unshare -n, as root), where the
+// test starts its [Server] on 127.0.0.1 and drives the CLI. Both skip with
+// the reason when they cannot work, and fail instead under CI=true
+// ([CannotRun]).
 package enginetest

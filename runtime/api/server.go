@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/events"
+	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
@@ -28,6 +30,12 @@ type Options struct {
 	UI fs.FS
 	// Keepalive is how often an idle event stream gets a comment line; 15 s when zero.
 	Keepalive time.Duration
+	// Needs is Needs me; its routes are mounted when it is set.
+	Needs *needs.Service
+	// Jobs runs agents on tasks; its routes are mounted when it is set.
+	Jobs *jobs.Service
+	// Bridge is the context bridge's keys and answers; its routes are mounted when it is set.
+	Bridge *Bridge
 }
 
 // Server serves the API.
@@ -77,6 +85,9 @@ func (s *Server) Handler() http.Handler {
 	api("POST /api/redo", s.redo)
 	api("GET /api/ledger", s.ledger)
 	api("GET /api/events", s.events) // [since] or Last-Event-ID
+	s.mountNeeds(api)
+	s.mountJobs(api)
+	s.mountBridge(mux, api)
 
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "There is no such API route.")

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -27,10 +28,21 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	s.stream(w, r, after, func(ctx context.Context, after int64) ([]events.Event, error) {
+		return events.Since(ctx, s.store.Reader(), after, sseBacklog)
+	}, nil)
+}
+
+// stream answers with server-sent events: those backlog reads after the seq the client has seen
+// (after; -1 for "from now on"), then the live ones that keep accepts (nil: all). backlog returns
+// at most sseBacklog events at a time, oldest first.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, after int64,
+	backlog func(ctx context.Context, after int64) ([]events.Event, error), keep func(events.Event) bool) {
 	// Subscribe before reading the backlog, so nothing committed in between is missed; whatever
 	// arrives twice is skipped by seq.
 	sub := s.bus.Subscribe(sseBuffer)
 	defer sub.Close()
+	var err error
 	if after < 0 {
 		if after, err = events.Last(r.Context(), s.store.Reader()); err != nil {
 			s.fail(w, r, err)
@@ -54,7 +66,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for {
-		evs, err := events.Since(r.Context(), s.store.Reader(), after, sseBacklog)
+		evs, err := backlog(r.Context(), after)
 		if err != nil {
 			s.log.Warn("event replay failed", "after", after, "err", err)
 			return
@@ -69,8 +81,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	keep := time.NewTicker(s.opts.Keepalive)
-	defer keep.Stop()
+	keepalive := time.NewTicker(s.opts.Keepalive)
+	defer keepalive.Stop()
 	for {
 		select {
 		case <-r.Context().Done():
@@ -81,27 +93,14 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			}
 			return
 		case ev := <-sub.C:
-			// Write what is waiting too, then flush once: under load one write call carries many
-			// events instead of one each.
-			err := send(func(w io.Writer) error {
-				for {
-					if ev.Seq > after {
-						if err := writeEvent(w, ev); err != nil {
-							return err
-						}
-						after = ev.Seq
-					}
-					select {
-					case ev = <-sub.C:
-					default:
-						return nil
-					}
-				}
-			})
-			if err != nil {
+			if ev.Seq <= after || keep != nil && !keep(ev) {
+				continue
+			}
+			if err := send(func(w io.Writer) error { return writeEvent(w, ev) }); err != nil {
 				return
 			}
-		case <-keep.C:
+			after = ev.Seq
+		case <-keepalive.C:
 			if err := send(func(w io.Writer) error { _, err := io.WriteString(w, ": keepalive\n\n"); return err }); err != nil {
 				return
 			}

@@ -19,11 +19,13 @@ func (k *kind[T, In]) restoreAny(b *Batch, id string) (any, error) { return k.re
 // kindsByTable finds a kind from a ledger row's table, for Undo and Trash.
 var kindsByTable = map[string]trashable{
 	"tasks": taskKind, "projects": projectKind, "people": personKind, "repos": repoKind, "pages": pageKind,
+	"files": fileKind,
 }
 
 // kindsByEvent finds a kind from the name used in routes and events ("task", "repo").
 var kindsByEvent = map[string]trashable{
 	"task": taskKind, "project": projectKind, "person": personKind, "repo": repoKind, "page": pageKind,
+	"file": fileKind,
 }
 
 // TrashItem is one record in Trash.

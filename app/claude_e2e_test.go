@@ -1,0 +1,301 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/claude"
+	"github.com/ensemblework/ensemble/engines/enginetest"
+	"github.com/ensemblework/ensemble/runtime/jobs"
+	"github.com/ensemblework/ensemble/runtime/needs"
+)
+
+// TestClaudeRunsUnderTheJudge gives tasks to the real Claude Code from npm, through the runtime's
+// API as the window or `ensemble run` would, against the scripted model in a loopback-only network
+// namespace: every tool call goes through the judge, what needs the person waits on Needs me and is
+// answered through the API, and a second task continues the first one's session.
+func TestClaudeRunsUnderTheJudge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives the real Claude Code; not in -short")
+	}
+	bin := enginetest.InstallNPM(t, "@anthropic-ai/claude-code", "2.1.197", "claude")
+	if !enginetest.InLoopbackNamespace(t) {
+		return
+	}
+	model := enginetest.NewServer(t)
+	t.Setenv("HOME", enginetest.ClaudeHome(t, model.URL))
+	t.Setenv("TMPDIR", t.TempDir())
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: t.TempDir(), Addr: "127.0.0.1:0", Log: log,
+		Drivers: map[string]engines.Driver{"claude": claude.New(claude.WithBinary(bin), claude.WithLogger(log))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
+	folder := t.TempDir()
+	if err := os.WriteFile(filepath.Join(folder, "notes.txt"), []byte("plant tomatoes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	assign := func(t *testing.T, title string, extra map[string]any) jobs.Job {
+		t.Helper()
+		req := map[string]any{"title": title, "agent": "claude", "folder": folder,
+			"settings": map[string]any{"mode": "ask", "model": "claude-sonnet-4-5", "maxTurns": 10}}
+		for k, v := range extra {
+			req[k] = v
+		}
+		var j jobs.Job
+		if err := c.do(context.Background(), "POST", "/api/agent/assign", req, &j); err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+
+	var first jobs.Job
+	t.Run("AllowedReadRunsWithoutAsking", func(t *testing.T) {
+		model.Script(enginetest.Shell("ls"), enginetest.Say("The folder holds notes.txt."))
+		first = waitRun(t, c, assign(t, "List the folder", nil).ID, jobs.Done)
+		if n := needsOf(t, c, first.ID); len(n) != 0 {
+			t.Errorf("an allowed read asked the person: %+v", n)
+		}
+		if tr, _ := model.LastToolResult(); !strings.Contains(tr.Content, "notes.txt") || tr.IsError {
+			t.Errorf("the model got %+v, want the listing", tr)
+		}
+		if first.Summary != "The folder holds notes.txt." || first.SessionID == "" {
+			t.Errorf("summary %q, session %q", first.Summary, first.SessionID)
+		}
+	})
+
+	t.Run("EditWaitsOnNeedsMe", func(t *testing.T) {
+		model.Script(enginetest.Shell("touch made_by_agent.txt"), enginetest.Say("Made the file."))
+		j := assign(t, "Make a file", nil)
+		d := waitNeed(t, c, j.ID)
+		if d.Kind != needs.Permission || !strings.Contains(d.Call, "touch made_by_agent.txt") {
+			t.Fatalf("decision = %+v", d)
+		}
+		if _, err := os.Stat(filepath.Join(folder, "made_by_agent.txt")); err == nil {
+			t.Fatal("the command ran before the person answered")
+		}
+		if err := c.do(context.Background(), "POST", "/api/needs/"+d.ID+"/answer", map[string]any{"option": 0}, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitRun(t, c, j.ID, jobs.Done)
+		if _, err := os.Stat(filepath.Join(folder, "made_by_agent.txt")); err != nil {
+			t.Errorf("the allowed command did not run: %v", err)
+		}
+	})
+
+	t.Run("DangerousCommandRefusedWithReason", func(t *testing.T) {
+		model.Script(enginetest.Shell("rm -rf ~"), enginetest.Say("I will not do that."))
+		j := waitRun(t, c, assign(t, "Clean up", nil).ID, jobs.Done)
+		tr, _ := model.LastToolResult()
+		if !tr.IsError || !strings.Contains(tr.Content, "Refused") {
+			t.Errorf("the model got %+v, want the refusal and its reason", tr)
+		}
+		t.Logf("the agent was told: %s", tr.Content)
+		if n := needsOf(t, c, j.ID); len(n) != 0 {
+			t.Errorf("a floor refusal asked the person: %+v", n)
+		}
+	})
+
+	t.Run("QuestionReachesNeedsMe", func(t *testing.T) {
+		model.Script(
+			enginetest.ToolCall("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
+				"question": "Which colour should the button be?", "header": "Colour", "multiSelect": false,
+				"options": []any{
+					map[string]any{"label": "Red", "description": "Warm"},
+					map[string]any{"label": "Blue", "description": "Calm"},
+				},
+			}}}),
+			enginetest.Say("Blue it is.").WhenLastUser("Blue"),
+		)
+		j := assign(t, "Style the button", nil)
+		d := waitNeed(t, c, j.ID)
+		if d.Kind != needs.Question || d.Question != "Which colour should the button be?" || len(d.Options) != 2 {
+			t.Fatalf("decision = %+v", d)
+		}
+		if err := c.do(context.Background(), "POST", "/api/needs/"+d.ID+"/answer", map[string]any{"option": 1}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if j = waitRun(t, c, j.ID, jobs.Done); j.Summary != "Blue it is." {
+			t.Errorf("summary %q: the answer did not reach the agent", j.Summary)
+		}
+	})
+
+	t.Run("SecondTaskContinuesTheSession", func(t *testing.T) {
+		model.Script(enginetest.Say("Earlier I listed notes.txt."))
+		j := waitRun(t, c, assign(t, "What did you find earlier?", map[string]any{"continue": first.ID, "agent": ""}).ID, jobs.Done)
+		if j.Continues != first.ID || j.SessionID != first.SessionID {
+			t.Errorf("continues %q in session %q, want %q in %q", j.Continues, j.SessionID, first.ID, first.SessionID)
+		}
+		reqs := model.Requests()
+		last := reqs[len(reqs)-1]
+		seen := false
+		for _, m := range last.Messages {
+			if strings.Contains(fmt.Sprint(m), "notes.txt") {
+				seen = true
+			}
+		}
+		if !seen {
+			t.Error("the continued session's request does not carry the earlier conversation")
+		}
+	})
+}
+
+// waitRun polls a run until it ends and checks how.
+func waitRun(t *testing.T, c *client, id string, want jobs.Status) jobs.Job {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var j jobs.Job
+		if err := c.do(context.Background(), "GET", "/api/agent/jobs/"+id, nil, &j); err != nil {
+			t.Fatal(err)
+		}
+		switch j.Status {
+		case jobs.Queued, jobs.Running, jobs.Paused:
+		default:
+			if j.Status != want {
+				t.Fatalf("run ended %s (%s), want %s", j.Status, j.Error, want)
+			}
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s still %s after 2 minutes", id, j.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func needsOf(t *testing.T, c *client, runID string) []needs.Decision {
+	t.Helper()
+	var list struct {
+		Needs []needs.Decision `json:"needs"`
+	}
+	if err := c.do(context.Background(), "GET", "/api/needs?all=1&run="+url.QueryEscape(runID), nil, &list); err != nil {
+		t.Fatal(err)
+	}
+	return list.Needs
+}
+
+// waitNeed waits for the run's first open decision on Needs me.
+func waitNeed(t *testing.T, c *client, runID string) needs.Decision {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		for _, d := range needsOf(t, c, runID) {
+			if d.Status == needs.Open {
+				return d
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no decision reached Needs me for run %s", runID)
+	return needs.Decision{}
+}
+
+// TestKillRuntimeMidRun kills `ensemble serve` with SIGKILL while the real Claude Code is in the
+// middle of a tool call, then starts it again: the run is marked interrupted, its events up to the
+// kill are there, and nothing runs twice.
+func TestKillRuntimeMidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives the real Claude Code; not in -short")
+	}
+	bin := enginetest.InstallNPM(t, "@anthropic-ai/claude-code", "2.1.197", "claude")
+	if !enginetest.InLoopbackNamespace(t) {
+		return
+	}
+	if _, err := buildBinary(); err != nil { // before HOME changes: go build finds its caches there
+		t.Fatal(err)
+	}
+	model := enginetest.NewServer(t)
+	model.Script(enginetest.Shell("sleep 30"), enginetest.Say("Slept."))
+	t.Setenv("HOME", enginetest.ClaudeHome(t, model.URL))
+	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	data := t.TempDir()
+	s := startServe(t, data)
+	c := &client{f: s.f, http: httpClient()}
+	var j jobs.Job
+	err := c.do(context.Background(), "POST", "/api/agent/assign", map[string]any{
+		"title": "Take a nap", "agent": "claude", "folder": t.TempDir(),
+		"settings": map[string]any{"mode": "unattended", "model": "claude-sonnet-4-5"}}, &j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the agent is inside its tool call.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var got jobs.Job
+		if err := c.do(context.Background(), "GET", "/api/agent/jobs/"+j.ID, nil, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Steps > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never reached its tool call: %+v", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	requests := len(model.Requests())
+	s.cmd.Process.Kill()
+	<-s.done
+
+	s2 := startServe(t, data)
+	c = &client{f: s2.f, http: httpClient()}
+	got := waitRun(t, c, j.ID, jobs.Interrupted)
+	if got.StartedAt == nil || got.Attempts != 1 {
+		t.Errorf("after the restart: started %v, attempts %d, want one start", got.StartedAt, got.Attempts)
+	}
+	kinds := runEvents(t, c, j.ID)
+	for _, want := range []string{"run.created", "run.started", "run.tool_start"} {
+		if !slices.Contains(kinds, want) {
+			t.Errorf("event %s from before the kill is missing: %v", want, kinds)
+		}
+	}
+	time.Sleep(2 * time.Second)
+	if n := len(model.Requests()); n != requests {
+		t.Errorf("the model got %d more requests after the restart: the run ran again", n-requests)
+	}
+}
+
+// runEvents reads a run's events (their kinds) from its stream, up to the end of the replay.
+func runEvents(t *testing.T, c *client, id string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", c.f.URL+"/api/agent/jobs/"+id+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+c.f.Token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var kinds []string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if k, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+			kinds = append(kinds, k)
+			if k == "run.ended" || k == "run.status" && slices.Contains(kinds, "run.ended") {
+				break
+			}
+		}
+	}
+	return kinds
+}

@@ -1,0 +1,113 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// needDesktopBuild skips where the desktop window cannot be built and shown (no GTK/WebKit
+// development packages, no Xvfb); in CI, where .ci/run installs them, it fails instead.
+func needDesktopBuild(t *testing.T) {
+	t.Helper()
+	var missing []string
+	if exec.Command("pkg-config", "--exists", "webkit2gtk-4.1", "gtk+-3.0").Run() != nil {
+		missing = append(missing, "libgtk-3-dev and libwebkit2gtk-4.1-dev")
+	}
+	for _, p := range []string{"Xvfb", "import"} {
+		if _, err := exec.LookPath(p); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	msg := "the desktop window needs " + strings.Join(missing, ", ") + " (apt-get install libgtk-3-dev libwebkit2gtk-4.1-dev xvfb imagemagick)"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// TestDesktopWindowShowsBoard builds the desktop app, starts it under Xvfb, and checks that the
+// window signed in to its runtime and shows the board; the screenshot is left to be looked at.
+func TestDesktopWindowShowsBoard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the desktop app")
+	}
+	needUI(t)
+	needDesktopBuild(t)
+	bin := filepath.Join(t.TempDir(), "ensemble-desktop")
+	build := exec.Command("go", "build", "-tags", "desktop,production,webkit2_41", "-o", bin, "github.com/ensemblework/ensemble")
+	build.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("desktop build: %v\n%s", err, out)
+	}
+
+	display := fmt.Sprintf(":%d", 90+os.Getpid()%100)
+	xvfb := exec.Command("Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp")
+	if err := xvfb.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { xvfb.Process.Kill(); xvfb.Wait() }()
+	time.Sleep(500 * time.Millisecond)
+
+	data := t.TempDir()
+	app := exec.Command(bin, "--data", data)
+	app.Env = append(os.Environ(), "DISPLAY="+display, "NO_AT_BRIDGE=1")
+	var out strings.Builder
+	app.Stdout, app.Stderr = &out, &out
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- app.Wait() }()
+	defer app.Process.Kill()
+
+	// The window has signed in when the runtime holds a browser session.
+	deadline := time.Now().Add(60 * time.Second)
+	for !hasBrowserSession(data) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the window did not sign in within 60 s:\n%s", out.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second) // let the board render
+	shot := filepath.Join(screenshotDir(t), "desktop-window.png")
+	if b, err := exec.Command("import", "-display", display, "-window", "root", shot).CombinedOutput(); err != nil {
+		t.Fatalf("screenshot: %v %s", err, b)
+	}
+	t.Logf("screenshot: %s", shot)
+
+	// SIGTERM closes the window and stops its runtime cleanly.
+	app.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the desktop app did not stop within 15 s of SIGTERM:\n%s", out.String())
+	}
+	if _, err := os.Stat(apiFilePath(data)); !os.IsNotExist(err) {
+		t.Errorf("api.json is still there after the window closed: %v", err)
+	}
+}
+
+func hasBrowserSession(data string) bool {
+	if _, err := os.Stat(dbPath(data)); err != nil {
+		return false
+	}
+	db, err := sql.Open("sqlite", "file:"+dbPath(data)+"?mode=ro&_pragma=busy_timeout(1000)")
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	var n int
+	db.QueryRowContext(context.Background(), "SELECT count(*) FROM browser_sessions").Scan(&n)
+	return n > 0
+}

@@ -1,0 +1,373 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ensemblework/ensemble/runtime/jobs"
+	"github.com/ensemblework/ensemble/runtime/needs"
+)
+
+// runFlags are the flags of `ensemble run`.
+type runFlags struct {
+	agent, folder, task, mode, model, effort, git, outside string
+	cont                                                   string
+	folderSet                                              bool // --folder was given
+	worktree, workspace, trusted, detach                   bool
+	noSandbox, noInternet, askBeforeCommit                 bool
+	maxMinutes, maxTurns                                   int
+}
+
+func newRunCmd(g *globals) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   `run "WHAT TO DO" --agent AGENT`,
+		Short: "Give a task to your coding agent and follow it here",
+		Long: `Run creates a task from what you say, assigns it to your own coding agent (Claude Code,
+Codex, …) in a folder on this computer, and follows the run here: one line per step, the
+tool calls with a short preview of their input and how they ended, the agent's messages,
+and a summary with tokens and cost at the end.
+
+Every tool call the agent wants to make goes to Ensemble's judge under the run's mode:
+  ask         edits and commands wait for you (the default)
+  review      the agent works freely inside the folder; you review at the end
+  unattended  the agent works on its own; questions take their recommended answer
+When the judge asks you, the question appears here and you answer it inline (or from
+the window, a phone, or 'ensemble needs'); the first answer wins.
+
+The run works in the folder you name (default: this one), in a git worktree of it on a
+new branch ensemble/<id> (--worktree), or in a fresh folder of its own (--workspace). One
+run at a time works in a folder; others wait their turn.
+
+Ctrl-C stops the run. With --detach the command returns once the run is assigned.`,
+		Example: `  ensemble run "Fix the flaky login test" --agent claude
+  ensemble run "Add a README" --agent claude --folder ~/code/app --mode review
+  ensemble run "Try the new parser" --agent codex --worktree --git commit --max-minutes 30
+  ensemble run --task tsk_0123456789abcdef --agent claude --detach`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case f.task != "" && len(args) > 0:
+				return errors.New("give either what to do or --task, not both")
+			case f.task == "" && len(args) != 1:
+				return errors.New(`say what to do in one argument, for example: ensemble run "Fix the login retry" --agent claude`)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.folderSet = cmd.Flags().Changed("folder")
+			req, err := f.request(args)
+			if err != nil {
+				return err
+			}
+			c, err := connect(cmd.Context(), g)
+			if err != nil {
+				return err
+			}
+			var job jobs.Job
+			if err := c.do(cmd.Context(), "POST", "/api/agent/assign", req, &job); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "Run %s: %s in %s (%s).\n", job.ID, job.Agent, job.WorkDir, job.Settings.Mode)
+			if f.detach {
+				fmt.Fprintf(out, "Follow it with the window, or stop it: POST /api/agent/jobs/%s/stop.\n", job.ID)
+				return nil
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			status, err := followRun(ctx, c, job.ID, cmd.InOrStdin(), out)
+			if err != nil {
+				return err
+			}
+			if status != jobs.Done {
+				return exitError{code: 1}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.agent, "agent", "", "the agent to run (claude, codex, …)")
+	fl.StringVar(&f.folder, "folder", ".", "the folder the agent works in")
+	fl.BoolVar(&f.worktree, "worktree", false, "work in a git worktree of the folder's repository, on a new branch")
+	fl.BoolVar(&f.workspace, "workspace", false, "work in a fresh folder of the run's own instead of --folder")
+	fl.StringVar(&f.task, "task", "", "run an existing task (its id) instead of a new one")
+	fl.StringVar(&f.mode, "mode", "ask", "ask, review or unattended")
+	fl.StringVar(&f.model, "model", "", "the model (default: the agent's own)")
+	fl.StringVar(&f.effort, "effort", "", "the thinking level (default: the model's own)")
+	fl.StringVar(&f.git, "git", "local", "git permission: local (no commits), commit (no pushes) or any")
+	fl.StringVar(&f.outside, "outside", "read", "outside the folder: none, read or readwrite")
+	fl.BoolVar(&f.trusted, "trusted", false, "you trust this folder: the agent may load its own settings and hooks")
+	fl.BoolVar(&f.noSandbox, "no-sandbox", false, "turn the agent's own OS sandbox off (the judge still decides every call)")
+	fl.BoolVar(&f.noInternet, "no-internet", false, "refuse web tools and network commands")
+	fl.BoolVar(&f.askBeforeCommit, "ask-before-commit", false, "ask before each commit, in every mode")
+	fl.IntVar(&f.maxMinutes, "max-minutes", 0, "stop after this many minutes of work (time waiting on you not counted; 0: none)")
+	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop after this many agent turns (0: none)")
+	fl.BoolVar(&f.detach, "detach", false, "assign the run and return without following it")
+	fl.StringVar(&f.cont, "continue", "", "continue an earlier run's agent session (its id): same agent and folder, the conversation resumed")
+	return cmd
+}
+
+// request builds the assignment from the flags.
+func (f runFlags) request(args []string) (jobs.AssignRequest, error) {
+	req := jobs.AssignRequest{Agent: f.agent, TaskID: f.task, Worktree: f.worktree, Continue: f.cont}
+	if len(args) == 1 {
+		req.Title = args[0]
+	}
+	if f.agent == "" && f.cont == "" {
+		return req, errors.New("name the agent with --agent (claude, …), or continue an earlier run with --continue")
+	}
+	switch {
+	case f.workspace && f.worktree:
+		return req, errors.New("--workspace and --worktree do not go together: a worktree is of the folder's repository")
+	case f.workspace:
+	case f.cont != "" && !f.folderSet:
+		// The earlier run's folder.
+	default:
+		abs, err := filepath.Abs(f.folder)
+		if err != nil {
+			return req, err
+		}
+		req.Folder = abs
+	}
+	s := &req.Settings
+	s.Mode, s.Git, s.Outside = &f.mode, &f.git, &f.outside
+	sandbox, internet := !f.noSandbox, !f.noInternet
+	s.Sandbox, s.Internet, s.Trusted, s.AskBeforeCommit = &sandbox, &internet, &f.trusted, &f.askBeforeCommit
+	if f.maxMinutes != 0 {
+		s.MaxMinutes = &f.maxMinutes
+	}
+	if f.maxTurns != 0 {
+		s.MaxTurns = &f.maxTurns
+	}
+	if f.model != "" {
+		s.Model = &f.model
+	}
+	if f.effort != "" {
+		s.Effort = &f.effort
+	}
+	return req, nil
+}
+
+// sseEvent is one server-sent event.
+type sseEvent struct {
+	seq  int64
+	kind string
+	data []byte
+}
+
+// readSSE reads server-sent events from r until it ends, sending each to fn; fn returns false to stop.
+func readSSE(r io.Reader, fn func(sseEvent) bool) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	var ev sseEvent
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if ev.kind != "" && !fn(ev) {
+				return nil
+			}
+			ev = sseEvent{}
+		case strings.HasPrefix(line, "id: "):
+			ev.seq, _ = strconv.ParseInt(line[4:], 10, 64)
+		case strings.HasPrefix(line, "event: "):
+			ev.kind = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			ev.data = append(ev.data, line[6:]...)
+		}
+	}
+	return sc.Err()
+}
+
+// stream opens an event stream of the runtime and sends its events on ch until ctx ends.
+func (c *client) stream(ctx context.Context, path string, ch chan<- sseEvent) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", c.f.URL+path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.f.Token)
+	resp, err := (&http.Client{}).Do(req) // no timeout: the stream lasts as long as the run
+	if err != nil {
+		return fmt.Errorf("Ensemble is not answering at %s: %w", c.f.URL, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		e := &apiError{Status: resp.StatusCode}
+		if json.NewDecoder(resp.Body).Decode(e) != nil || e.Message == "" {
+			e.Message = "Ensemble answered " + resp.Status
+		}
+		return e
+	}
+	return readSSE(resp.Body, func(ev sseEvent) bool {
+		select {
+		case ch <- ev:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	})
+}
+
+// followRun prints the run's events until it ends, asking its Needs me decisions inline, and
+// stops the run when ctx ends (Ctrl-C). It returns the status the run ended in.
+func followRun(ctx context.Context, c *client, id string, in io.Reader, out io.Writer) (jobs.Status, error) {
+	streams, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	runCh, needCh := make(chan sseEvent, 256), make(chan sseEvent, 64)
+	var runErr error // set before runCh closes
+	go func() {
+		runErr = c.stream(streams, "/api/agent/jobs/"+url.PathEscape(id)+"/events", runCh)
+		close(runCh)
+	}()
+	// The terminal is read through a pipe that Ctrl-C closes, so a question waiting for a line
+	// gives way to stopping the run.
+	pr, pw := io.Pipe()
+	go func() { _, err := io.Copy(pw, in); pw.CloseWithError(err) }()
+	context.AfterFunc(ctx, func() { pw.CloseWithError(io.EOF) })
+	rd := bufio.NewReader(pr)
+	needsOn := false
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(out, "\nStopping the run…")
+			stopCtx, done := context.WithTimeout(context.Background(), 15*time.Second)
+			defer done()
+			var j jobs.Job
+			if err := c.do(stopCtx, "POST", "/api/agent/jobs/"+url.PathEscape(id)+"/stop", nil, &j); err != nil {
+				var ae *apiError
+				if errors.As(err, &ae) && ae.Status == http.StatusConflict {
+					return jobs.Stopped, nil
+				}
+				return jobs.Stopped, err
+			}
+			fmt.Fprintf(out, "Run %s: %s.\n", id, j.Status)
+			return j.Status, nil
+		case ev, ok := <-runCh:
+			if !ok {
+				if runErr == nil {
+					runErr = errors.New("Ensemble closed it")
+				}
+				return "", fmt.Errorf("the run's event stream ended before the run did (%v); follow it in the window", runErr)
+			}
+			if !needsOn {
+				// Follow Needs me from the run's first event on, so no decision of this run is missed.
+				// If that stream fails, the run is still followed; its questions wait on Needs me.
+				needsOn = true
+				go c.stream(streams, fmt.Sprintf("/api/events?since=%d", ev.seq), needCh)
+			}
+			var t jobs.Trace
+			json.Unmarshal(ev.data, &t)
+			if line := traceLine(ev.kind, t); line != "" {
+				fmt.Fprintln(out, line)
+			}
+			if ev.kind == jobs.KindEnded {
+				return t.Status, nil
+			}
+		case ev := <-needCh:
+			if ev.kind != "needs.created" {
+				continue
+			}
+			var d needs.Decision
+			if json.Unmarshal(ev.data, &d) != nil || d.Source.RunID != id || d.Status != needs.Open {
+				continue
+			}
+			fmt.Fprintln(out)
+			printDecision(out, d)
+			if _, quit, err := askOne(ctx, c, rd, out, d); err != nil && ctx.Err() == nil {
+				return "", err
+			} else if quit {
+				fmt.Fprintln(out, "  Left for later: answer it in the window or with 'ensemble needs'.")
+			}
+		}
+	}
+}
+
+// traceLine is one run event as a line of the terminal; "" for those not shown.
+func traceLine(kind string, t jobs.Trace) string {
+	one := func(s string, n int) string {
+		s = strings.Join(strings.Fields(s), " ")
+		if r := []rune(s); len(r) > n {
+			return string(r[:n-1]) + "…"
+		}
+		return s
+	}
+	switch kind {
+	case jobs.KindStatus:
+		if t.Status == jobs.Running && strings.HasPrefix(t.Reason, "Started") {
+			return "▶ " + t.Reason
+		}
+		if t.Status == jobs.Paused || t.Status == jobs.Running {
+			return "‖ " + t.Reason
+		}
+		return ""
+	case jobs.KindStarted:
+		if t.Model != "" {
+			return "  agent up (" + t.Model + ")"
+		}
+		return "  agent up"
+	case jobs.KindMessage:
+		return "» " + one(t.Text, 300)
+	case jobs.KindThinking:
+		return "  (thinking) " + one(t.Text, 120)
+	case jobs.KindToolStart:
+		return fmt.Sprintf("%3d %s %s", t.Step, t.Tool, one(t.Input, 100))
+	case jobs.KindToolEnd:
+		mark := "ok"
+		if t.Failed {
+			mark = "failed"
+		}
+		return fmt.Sprintf("    └ %s (%s) %s", mark, time.Duration(t.DurationMs)*time.Millisecond, one(t.Output, 80))
+	case jobs.KindDecision:
+		switch t.Decision {
+		case "refuse", "deny":
+			return "  ✗ " + t.Tool + ": " + one(t.Reason, 200)
+		case "ask":
+			return "  ? " + t.Tool + " needs you: " + one(t.Reason, 200)
+		case "allow", "allow_run":
+			return "  ✓ " + t.Reason
+		}
+	case jobs.KindQuestion:
+		if t.Decision == "recommended" {
+			return "  ? " + one(t.Text, 200) + " — " + t.Reason
+		}
+	case jobs.KindError:
+		return "  ! " + one(t.Text, 300)
+	case jobs.KindRetry:
+		return fmt.Sprintf("  ↻ the agent failed (%s); carrying on in %s", one(t.Text, 120), time.Duration(t.RetryInMs)*time.Millisecond)
+	case jobs.KindSessionGone:
+		return "  ↻ " + t.Text
+	case jobs.KindEnded:
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "■ %s", t.Status)
+		if t.Reason != "" && t.Status != jobs.Done {
+			fmt.Fprintf(&b, ": %s", t.Reason)
+		}
+		if u := t.Usage; u != nil {
+			fmt.Fprintf(&b, " — %d turns, %d tokens in, %d out", t.Turns, u.InputTokens, u.OutputTokens)
+			if u.CostUSD > 0 {
+				fmt.Fprintf(&b, ", $%.2f", u.CostUSD)
+			}
+		}
+		if t.Summary != "" {
+			fmt.Fprintf(&b, "\n\n%s", t.Summary)
+		}
+		return b.String()
+	}
+	return ""
+}

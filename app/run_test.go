@@ -1,0 +1,187 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/runtime/jobs"
+	"github.com/ensemblework/ensemble/runtime/judge"
+	"github.com/ensemblework/ensemble/runtime/needs"
+)
+
+func TestTraceLine(t *testing.T) {
+	for _, tc := range []struct {
+		kind string
+		t    jobs.Trace
+		want string
+	}{
+		{jobs.KindToolStart, jobs.Trace{Step: 3, Tool: "Bash", Input: `{"command":"go test ./..."}`}, `  3 Bash {"command":"go test ./..."}`},
+		{jobs.KindToolEnd, jobs.Trace{Step: 3, Output: "ok\n  all", DurationMs: 1500}, "    └ ok (1.5s) ok all"},
+		{jobs.KindToolEnd, jobs.Trace{Failed: true, Output: "boom"}, "    └ failed (0s) boom"},
+		{jobs.KindMessage, jobs.Trace{Text: "Done  with\nit"}, "» Done with it"},
+		{jobs.KindDecision, jobs.Trace{Tool: "Bash", Decision: "refuse", Reason: "`sudo` is never allowed."}, "  ✗ Bash: `sudo` is never allowed."},
+		{jobs.KindDecision, jobs.Trace{Tool: "Edit", Decision: "ask", Reason: "Edits wait for you in Ask mode."}, "  ? Edit needs you: Edits wait for you in Ask mode."},
+		{jobs.KindUsage, jobs.Trace{}, ""},
+		{jobs.KindEnded, jobs.Trace{Status: jobs.Done, Summary: "Fixed it.", Turns: 4,
+			Usage: &engines.Usage{InputTokens: 1200, OutputTokens: 300, CostUSD: 0.123}},
+			"■ done — 4 turns, 1200 tokens in, 300 out, $0.12\n\nFixed it."},
+		{jobs.KindEnded, jobs.Trace{Status: jobs.Failed, Reason: "Agent not installed."}, "■ failed: Agent not installed."},
+	} {
+		if got := traceLine(tc.kind, tc.t); got != tc.want {
+			t.Errorf("traceLine(%s) = %q, want %q", tc.kind, got, tc.want)
+		}
+	}
+}
+
+func TestRunRequest(t *testing.T) {
+	f := runFlags{agent: "claude", folder: "/tmp/x", mode: "review", git: "commit", outside: "read", maxTurns: 9, model: "opus"}
+	req, err := f.request([]string{"Fix it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Title != "Fix it" || req.Folder != "/tmp/x" || *req.Settings.Mode != "review" || *req.Settings.Git != "commit" ||
+		*req.Settings.MaxTurns != 9 || *req.Settings.Model != "opus" || !*req.Settings.Sandbox || !*req.Settings.Internet ||
+		req.Settings.MaxMinutes != nil {
+		t.Errorf("request = %+v", req)
+	}
+	f.workspace = true
+	if req, _ := f.request([]string{"x"}); req.Folder != "" {
+		t.Errorf("workspace run has folder %q", req.Folder)
+	}
+	f.worktree = true
+	if _, err := f.request([]string{"x"}); err == nil {
+		t.Errorf("--workspace with --worktree accepted")
+	}
+}
+
+func TestReadSSE(t *testing.T) {
+	in := "retry: 2000\n: live\n\nid: 7\nevent: run.message\ndata: {\"text\":\"hi\"}\n\n: keepalive\n\nid: 8\nevent: run.ended\ndata: {}\n\n"
+	var got []string
+	readSSE(strings.NewReader(in), func(ev sseEvent) bool {
+		got = append(got, fmt.Sprintf("%d %s %s", ev.seq, ev.kind, ev.data))
+		return true
+	})
+	if want := []string{`7 run.message {"text":"hi"}`, "8 run.ended {}"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("events = %q", got)
+	}
+}
+
+// stubRuntime serves a run's events and one Needs me decision for it, and records the answer.
+type stubRuntime struct {
+	mu      sync.Mutex
+	answers []string
+	stopped bool
+	hold    bool // keep the run going until stopped
+}
+
+func (s *stubRuntime) handler(t *testing.T) http.Handler {
+	mux := http.NewServeMux()
+	sse := func(w http.ResponseWriter, evs ...string) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, e := range evs {
+			io.WriteString(w, e)
+		}
+		w.(http.Flusher).Flush()
+	}
+	ev := func(seq int, kind string, v any) string {
+		b, _ := json.Marshal(v)
+		return fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", seq, kind, b)
+	}
+	answered := make(chan struct{})
+	mux.HandleFunc("GET /api/agent/jobs/job_1/events", func(w http.ResponseWriter, r *http.Request) {
+		sse(w, ev(1, jobs.KindCreated, jobs.Trace{RunID: "job_1"}),
+			ev(2, jobs.KindStatus, jobs.Trace{Status: jobs.Running, Reason: "Started in /tmp/x."}),
+			ev(4, jobs.KindDecision, jobs.Trace{Tool: "Edit", Decision: "ask", Reason: "Edits wait for you."}))
+		if s.hold {
+			<-r.Context().Done()
+			return
+		}
+		select {
+		case <-answered:
+		case <-r.Context().Done():
+			return
+		}
+		sse(w, ev(6, jobs.KindToolStart, jobs.Trace{Step: 1, Tool: "Edit", Input: "a.go"}),
+			ev(7, jobs.KindEnded, jobs.Trace{Status: jobs.Done, Summary: "All done.", Usage: &engines.Usage{InputTokens: 5}}))
+	})
+	mux.HandleFunc("GET /api/events", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("since") != "1" {
+			t.Errorf("needs followed since %q", r.URL.Query().Get("since"))
+		}
+		other := needs.NewQuestion(needs.Source{RunID: "job_2", Title: "Other"}, "Not ours?", []string{"a"}, 0, false)
+		other.ID, other.Status = "dec_other", needs.Open
+		d := needs.NewPermission(needs.Source{RunID: "job_1", Title: "Fix it"}, "Edit a.go", jobsTouches(), "Edits wait for you.")
+		d.ID, d.Status = "dec_1", needs.Open
+		sse(w, ev(3, "needs.created", other), ev(5, "needs.created", d))
+		<-r.Context().Done()
+	})
+	mux.HandleFunc("POST /api/needs/{id}/answer", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		s.answers = append(s.answers, r.PathValue("id")+" "+strings.TrimSpace(string(b)))
+		s.mu.Unlock()
+		d := needs.NewPermission(needs.Source{RunID: "job_1"}, "Edit a.go", jobsTouches(), "")
+		d.Answer = &needs.Answer{Option: 1, Text: "Allow for this run"}
+		json.NewEncoder(w).Encode(d)
+		close(answered)
+	})
+	mux.HandleFunc("POST /api/agent/jobs/job_1/stop", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.stopped = true
+		s.mu.Unlock()
+		json.NewEncoder(w).Encode(jobs.Job{ID: "job_1", Status: jobs.Stopped})
+	})
+	return mux
+}
+
+func TestFollowRunAnswersInline(t *testing.T) {
+	stub := &stubRuntime{}
+	srv := httptest.NewServer(stub.handler(t))
+	defer srv.Close()
+	c := &client{f: apiFile{URL: srv.URL, Token: "t"}, http: httpClient()}
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	status, err := followRun(ctx, c, "job_1", strings.NewReader("2\n"), &out)
+	if err != nil || status != jobs.Done {
+		t.Fatalf("followRun = %s, %v\n%s", status, err, out.String())
+	}
+	if len(stub.answers) != 1 || stub.answers[0] != `dec_1 {"option":1}` {
+		t.Errorf("answers = %q", stub.answers)
+	}
+	for _, want := range []string{"▶ Started in /tmp/x.", "? Edit needs you", "Answered “Allow for this run”", "1 Edit a.go", "■ done", "All done."} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "Not ours?") {
+		t.Errorf("asked another run's decision:\n%s", out.String())
+	}
+}
+
+func TestFollowRunStopsOnInterrupt(t *testing.T) {
+	stub := &stubRuntime{hold: true}
+	srv := httptest.NewServer(stub.handler(t))
+	defer srv.Close()
+	c := &client{f: apiFile{URL: srv.URL, Token: "t"}, http: httpClient()}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel) // Ctrl-C
+	var out bytes.Buffer
+	// No input: the inline question is left for later, and the run goes on until interrupted.
+	status, err := followRun(ctx, c, "job_1", strings.NewReader(""), &out)
+	if err != nil || status != jobs.Stopped || !stub.stopped {
+		t.Errorf("followRun = %s, %v, stopped %v\n%s", status, err, stub.stopped, out.String())
+	}
+}
+
+func jobsTouches() judge.Touches { return judge.Touches{Writes: []string{"a.go"}} }

@@ -1,0 +1,118 @@
+package claude
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/ensemblework/ensemble/engines"
+)
+
+// settingSources is which of Claude Code's settings load: the folder's own
+// (.claude/settings*.json, its hooks) only in a folder the person trusted by
+// name; the person's own user settings always, since that is where Claude
+// Code may keep how it signs in (spec 003 §1).
+func settingSources(trusted bool) string {
+	if trusted {
+		return "user,project,local"
+	}
+	return "user"
+}
+
+// runFiles writes the per-run settings and MCP config into dir.
+func runFiles(dir string, spec engines.Spec) (settings, mcp string, err error) {
+	settings = filepath.Join(dir, "settings.json")
+	mcp = filepath.Join(dir, "mcp.json")
+	s := map[string]any{
+		// Asked before every call through can_use_tool; nothing here widens it.
+		"permissions": map[string]any{"defaultMode": "default"},
+		"env":         map[string]string{"MCP_TOOL_TIMEOUT": mcpToolTimeout},
+	}
+	if err := writeJSON(settings, s); err != nil {
+		return "", "", err
+	}
+	servers := map[string]any{}
+	if m := spec.MCP; m.Command != "" || m.URL != "" {
+		name := m.Name
+		if name == "" {
+			name = "ensemble"
+		}
+		if m.Command != "" {
+			servers[name] = map[string]any{"type": "stdio", "command": m.Command, "args": nonNil(m.Args), "env": nonNilMap(m.Env)}
+		} else {
+			servers[name] = map[string]any{"type": "http", "url": m.URL, "headers": nonNilMap(m.Headers)}
+		}
+	}
+	if err := writeJSON(mcp, map[string]any{"mcpServers": servers}); err != nil {
+		return "", "", err
+	}
+	return settings, mcp, nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("claude: write %s: %w", filepath.Base(path), err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("claude: write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// args is claude's command line for spec in machine mode.
+func args(spec engines.Spec, settings, mcp string) []string {
+	a := []string{
+		"-p",
+		"--input-format", "stream-json",
+		"--output-format", "stream-json",
+		"--verbose",
+		"--permission-mode", "default",
+		"--permission-prompt-tool", "stdio", // not in --help, but what turns on can_use_tool
+		"--setting-sources", settingSources(spec.Trusted),
+		"--settings", settings,
+		"--mcp-config", mcp,
+	}
+	if spec.MaxTurns > 0 {
+		a = append(a, "--max-turns", strconv.Itoa(spec.MaxTurns))
+	}
+	if spec.Model != "" {
+		a = append(a, "--model", spec.Model)
+	}
+	if spec.Effort != "" {
+		a = append(a, "--effort", spec.Effort)
+	}
+	if spec.Resume != "" {
+		a = append(a, "--resume", spec.Resume)
+	}
+	return a
+}
+
+// userMessage is the brief as the first stream-json user message.
+func userMessage(text string) map[string]any {
+	return map[string]any{
+		"type":               "user",
+		"session_id":         "",
+		"parent_tool_use_id": nil,
+		"message": map[string]any{
+			"role":    "user",
+			"content": []any{map[string]any{"type": "text", "text": text}},
+		},
+	}
+}

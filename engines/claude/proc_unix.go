@@ -1,0 +1,35 @@
+//go:build unix
+
+package claude
+
+import (
+	"errors"
+	"os/exec"
+	"syscall"
+)
+
+// ownGroup starts cmd in a process group of its own, so the agent and
+// everything it starts (shells, MCP servers, language servers) end together.
+func ownGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
+}
+
+// signalGroup sends SIGTERM (or SIGKILL when hard) to cmd's whole process
+// group. A group already gone is not an error.
+func signalGroup(cmd *exec.Cmd, hard bool) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	sig := syscall.SIGTERM
+	if hard {
+		sig = syscall.SIGKILL
+	}
+	// The group id is the leader's pid; it stays reserved while any member
+	// lives, so this cannot reach another program's group.
+	err := syscall.Kill(-cmd.Process.Pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}

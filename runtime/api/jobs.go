@@ -1,0 +1,102 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/ensemblework/ensemble/runtime/events"
+	"github.com/ensemblework/ensemble/runtime/jobs"
+)
+
+// mountJobs adds the routes of runs (jobs):
+//
+//	POST /api/agent/assign               {taskId | title, agent, folder | repoUrl, worktree, brief, settings} → 201 the job
+//	GET  /api/agent/jobs                 [taskId]
+//	GET  /api/agent/jobs/{id}            the job with its settings, status, usage and summary
+//	GET  /api/agent/jobs/{id}/events     SSE: the run's trace from the start (or since=, Last-Event-ID), then live
+//	POST /api/agent/jobs/{id}/stop
+//	POST /api/agent/jobs/{id}/pause
+//	POST /api/agent/jobs/{id}/resume
+func (s *Server) mountJobs(api func(string, http.HandlerFunc)) {
+	if s.opts.Jobs == nil {
+		return
+	}
+	api("POST /api/agent/assign", s.assign)
+	api("GET /api/agent/jobs", s.listJobs)
+	api("GET /api/agent/jobs/{id}", s.getJob)
+	api("GET /api/agent/jobs/{id}/events", s.jobEvents)
+	api("POST /api/agent/jobs/{id}/stop", s.jobAction((*jobs.Service).Stop))
+	api("POST /api/agent/jobs/{id}/pause", s.jobAction((*jobs.Service).Pause))
+	api("POST /api/agent/jobs/{id}/resume", s.jobAction((*jobs.Service).Resume))
+}
+
+func (s *Server) assign(w http.ResponseWriter, r *http.Request) {
+	var req jobs.AssignRequest
+	if err := decode(w, r, &req); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	req.Actor = person
+	j, err := s.opts.Jobs.Assign(r.Context(), req)
+	s.answerJob(w, r, http.StatusCreated, j, err)
+}
+
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
+	taskID := r.URL.Query().Get("taskId")
+	s.answerList(w, r, "jobs", func(ctx context.Context) (any, error) { return s.opts.Jobs.List(ctx, taskID) })
+}
+
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
+	j, err := s.opts.Jobs.Get(r.Context(), r.PathValue("id"))
+	s.answerJob(w, r, http.StatusOK, j, err)
+}
+
+func (s *Server) jobAction(act func(*jobs.Service, context.Context, string) (jobs.Job, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		j, err := act(s.opts.Jobs, r.Context(), r.PathValue("id"))
+		s.answerJob(w, r, http.StatusOK, j, err)
+	}
+}
+
+// jobEvents streams one run's events. Without since or Last-Event-ID it replays the run's whole
+// trace first, so a client that opens it late still sees the run from its start.
+func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if _, err := s.opts.Jobs.Get(r.Context(), id); err != nil {
+		s.answerJob(w, r, 0, jobs.Job{}, err)
+		return
+	}
+	after, err := resumePoint(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.stream(w, r, max(after, 0), func(ctx context.Context, after int64) ([]events.Event, error) {
+		return s.opts.Jobs.Events(ctx, id, after, sseBacklog)
+	}, func(ev events.Event) bool { return jobs.IsRunEvent(ev, id) })
+}
+
+// answerJob answers with a job, or with the status and sentence a jobs error calls for.
+func (s *Server) answerJob(w http.ResponseWriter, r *http.Request, status int, j jobs.Job, err error) {
+	var (
+		inv *jobs.InvalidError
+		nf  *jobs.NotFoundError
+		cf  *jobs.ConflictError
+	)
+	switch {
+	case err == nil:
+		writeJSON(w, status, j)
+	case errors.As(err, &inv):
+		writeError(w, http.StatusBadRequest, inv.Msg)
+	case errors.As(err, &nf):
+		writeError(w, http.StatusNotFound, nf.Error())
+	case errors.As(err, &cf):
+		writeError(w, http.StatusConflict, cf.Msg)
+	case strings.HasPrefix(err.Error(), "There is no task"):
+		writeError(w, http.StatusBadRequest, err.Error())
+	default:
+		s.writeErr(w, r, err)
+	}
+}

@@ -1,0 +1,573 @@
+// Package jobs runs the person's coding agents on their tasks: one run (a job) at a time per
+// folder, in the folder named, a git worktree or a fresh workspace folder, with every tool call the
+// agent asks about decided by the judge and what needs the person put on Needs me.
+//
+// # How a run flows
+//
+// [Service.Assign] creates the job, its settings and its first event in one transaction (and the
+// task, when only a title is given). The queue starts it when its resource key (the folder's
+// absolute path) is free. The run's driver starts the agent; the run is its [engines.Host]: each
+// tool call goes to [judge.Decide], and an ask goes to the [Asker] and waits. Each engine event
+// becomes a run event (kinds run.*, subject the job id), redacted and trimmed, appended to SQLite
+// and then published. A watch stops a run that has gone quiet (stuck) or spent its minutes, and
+// carries the agent's session on after a failure, three times at most. On start-up, runs that were
+// going when Ensemble stopped are marked interrupted; nothing runs twice.
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/runtime/judge"
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/store"
+)
+
+// Status is where a run stands.
+type Status string
+
+const (
+	Queued      Status = "queued"      // waiting for its folder
+	Running     Status = "running"     // the agent is working
+	Paused      Status = "paused"      // the agent may make no new tool calls
+	Done        Status = "done"        // the agent finished
+	Failed      Status = "failed"      // the agent could not go on; Error says why
+	Stopped     Status = "stopped"     // the person stopped it
+	Stuck       Status = "stuck"       // it went quiet for too long and was stopped
+	Limit       Status = "limit"       // it reached its minutes or turns limit; the work is kept
+	Interrupted Status = "interrupted" // Ensemble stopped while it was going
+)
+
+// Ended reports whether a run in this status is over.
+func (s Status) Ended() bool {
+	return s != Queued && s != Running && s != Paused
+}
+
+// FolderKind says where a run works.
+type FolderKind string
+
+const (
+	FolderNamed     FolderKind = "folder"    // the folder the person named, as it is
+	FolderWorktree  FolderKind = "worktree"  // a git worktree of that folder's repository, on a new branch
+	FolderWorkspace FolderKind = "workspace" // a fresh folder of its own, <data>/workspace/<job id>
+)
+
+// Job is one run of an agent on a task.
+type Job struct {
+	ID          string        `json:"id"`
+	TaskID      string        `json:"taskId"`
+	Agent       string        `json:"agent"`
+	Brief       string        `json:"brief"`
+	Status      Status        `json:"status"`
+	Settings    Settings      `json:"settings"`
+	FolderKind  FolderKind    `json:"folderKind"`
+	Folder      string        `json:"folder"`  // the folder named ("" for the workspace)
+	WorkDir     string        `json:"workDir"` // where the agent works
+	Branch      string        `json:"branch,omitempty"`
+	ResourceKey string        `json:"resourceKey"`
+	SessionID   string        `json:"sessionId,omitempty"`
+	Continues   string        `json:"continues,omitempty"` // the earlier run whose session this one continues
+	Resume      string        `json:"-"`                   // that run's session
+	Model       string        `json:"model,omitempty"`
+	Summary     string        `json:"summary"`
+	Error       string        `json:"error,omitempty"`
+	Usage       engines.Usage `json:"usage"`
+	Turns       int           `json:"turns"`
+	Steps       int           `json:"steps"`
+	Attempts    int           `json:"attempts"`
+	Kept        judge.Kept    `json:"kept"`
+	CreatedAt   time.Time     `json:"createdAt"`
+	StartedAt   *time.Time    `json:"startedAt"`
+	EndedAt     *time.Time    `json:"endedAt"`
+	UpdatedAt   time.Time     `json:"updatedAt"`
+}
+
+// AssignRequest asks for a run: of an existing task (TaskID) or of a new one (Title).
+type AssignRequest struct {
+	TaskID string `json:"taskId,omitempty"`
+	Title  string `json:"title,omitempty"`
+	// Brief is what the agent is told to do; it defaults to the task's title and page.
+	Brief string `json:"brief,omitempty"`
+	Agent string `json:"agent"`
+	// Folder is an absolute path; Worktree works in a git worktree of its repository instead.
+	// Without a folder the run gets a fresh workspace folder.
+	Folder   string        `json:"folder,omitempty"`
+	Worktree bool          `json:"worktree,omitempty"`
+	RepoURL  string        `json:"repoUrl,omitempty"` // not yet: cloning a repository as the run folder
+	Settings SettingsInput `json:"settings"`
+	// Continue is an earlier run whose agent session this run continues: in its folder, with its
+	// agent, resuming its conversation. The agent and folder default to that run's.
+	Continue string `json:"continue,omitempty"`
+	// Actor is who assigns (the person, the assistant, a node); it creates the task when there is one to create.
+	Actor ledger.Actor `json:"-"`
+}
+
+// InvalidError is a request a person must correct; its text is the sentence to show.
+type InvalidError struct{ Msg string }
+
+func (e *InvalidError) Error() string { return e.Msg }
+
+func invalid(format string, args ...any) error {
+	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// NotFoundError says there is no run with an id.
+type NotFoundError struct{ ID string }
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("There is no run with id %q.", e.ID) }
+
+// ConflictError is an action a run's status does not allow (pausing a run that ended).
+type ConflictError struct{ Msg string }
+
+func (e *ConflictError) Error() string { return e.Msg }
+
+// Asker puts what needs the person on Needs me and waits for the answer. runtime/needs implements
+// it; a cancelled ctx withdraws the question.
+type Asker interface {
+	Ask(ctx context.Context, q Question) (Reply, error)
+}
+
+// Withdrawer is implemented by an Asker that can withdraw a run's open questions when the run
+// ends (runtime/needs: WithdrawRun), so no card waits for a run that is gone.
+type Withdrawer interface {
+	WithdrawRun(ctx context.Context, runID string) (int, error)
+}
+
+// QuestionKind says what a question is.
+type QuestionKind string
+
+const (
+	// Approval is a tool call the judge asks about; Options are [ApprovalOptions].
+	Approval QuestionKind = "approval"
+	// AgentQuestion is a question from the agent, with its own options.
+	AgentQuestion QuestionKind = "question"
+)
+
+// Question is something a run needs the person for.
+type Question struct {
+	Kind        QuestionKind `json:"kind"`
+	RunID       string       `json:"runId"`
+	TaskID      string       `json:"taskId"`
+	Agent       string       `json:"agent"`
+	Title       string       `json:"title"`   // the task's title, which the person recognises
+	Text        string       `json:"text"`    // one sentence: what is asked, and why
+	Options     []string     `json:"options"` // the choices
+	Recommended int          `json:"recommended"`
+	FreeText    bool         `json:"freeText"`
+	// For approvals: the call as the agent made it (redacted, trimmed) and the judge's verdict,
+	// which says what it would touch and what "for this run" would keep.
+	Tool    string         `json:"tool,omitempty"`
+	Input   string         `json:"input,omitempty"`
+	Verdict *judge.Verdict `json:"verdict,omitempty"`
+}
+
+// Reply is the person's answer: the option chosen (-1 for free text) and its text.
+type Reply struct {
+	Option int    `json:"option"`
+	Text   string `json:"text"`
+}
+
+// The options of an approval, by index.
+const (
+	AllowOnce   = 0
+	AllowForRun = 1
+	Deny        = 2
+)
+
+// ApprovalOptions are the choices of every approval.
+var ApprovalOptions = []string{"Allow once", "Allow for this run", "Deny"}
+
+// Timing holds the watch's durations, settable for tests.
+type Timing struct {
+	Quiet     time.Duration   // stuck after this long without a sign of life (10 min)
+	QuietTool time.Duration   // … while one tool call runs (60 min)
+	Retries   []time.Duration // waits before carrying on after a failure (15 s, 1 min, 2 min)
+	Tick      time.Duration   // how often the watch looks (1 s)
+	Minute    time.Duration   // one minute of the minutes limit (a minute; shorter in tests)
+}
+
+// DefaultTiming is the spec's watch.
+func DefaultTiming() Timing {
+	return Timing{Quiet: 10 * time.Minute, QuietTool: 60 * time.Minute,
+		Retries: []time.Duration{15 * time.Second, time.Minute, 2 * time.Minute}, Tick: time.Second}
+}
+
+// Options configure a Service.
+type Options struct {
+	Store   *store.Store
+	Writer  *ledger.Writer // the runtime's one writer
+	Records *records.Service
+	// Drivers are the agents there are, by name.
+	Drivers map[string]engines.Driver
+	// Asker is Needs me; nil refuses what would need the person, saying why.
+	Asker   Asker
+	DataDir string // Ensemble's data folder: workspace and worktrees live under it
+	Home    string // the person's home folder; os.UserHomeDir when empty
+	Log     *slog.Logger
+	Timing  Timing // zero fields take DefaultTiming's
+	Now     func() time.Time
+}
+
+// Service runs jobs.
+type Service struct {
+	opts Options
+	db   *sql.DB // reads
+	w    *ledger.Writer
+	rec  *records.Service
+	log  *slog.Logger
+
+	ctx    context.Context // ends when the service closes
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex // guards the following fields
+	started bool
+	closed  bool
+	q       *queue
+	keys    map[string]string // job id → resource key, for every job in the queue
+	runs    map[string]*run   // the jobs going
+}
+
+// New returns a Service. Call Start to recover from the last shutdown and start queued runs.
+func New(opts Options) *Service {
+	d := DefaultTiming()
+	t := &opts.Timing
+	if t.Quiet == 0 {
+		t.Quiet = d.Quiet
+	}
+	if t.QuietTool == 0 {
+		t.QuietTool = d.QuietTool
+	}
+	if t.Retries == nil {
+		t.Retries = d.Retries
+	}
+	if t.Tick == 0 {
+		t.Tick = d.Tick
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Home == "" {
+		opts.Home, _ = os.UserHomeDir()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Service{opts: opts, db: opts.Store.Reader(), w: opts.Writer, rec: opts.Records, log: opts.Log,
+		ctx: ctx, cancel: cancel, q: newQueue(), keys: map[string]string{}, runs: map[string]*run{}}
+}
+
+// Agents names the agents there are, sorted.
+func (s *Service) Agents() []string {
+	names := make([]string, 0, len(s.opts.Drivers))
+	for n := range s.opts.Drivers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// folderPlan is where a new run will work.
+type folderPlan struct {
+	kind         FolderKind
+	folder, dir  string
+	branch, key  string
+	needsPrepare bool
+}
+
+func (s *Service) planFolder(req AssignRequest, id string) (folderPlan, error) {
+	if req.RepoURL != "" {
+		return folderPlan{}, invalid("Cloning a repository by its URL is not supported yet; clone it yourself and name its folder.")
+	}
+	if req.Folder == "" {
+		if req.Worktree {
+			return folderPlan{}, invalid("A worktree needs the folder of a git repository; name it.")
+		}
+		dir := filepath.Join(s.opts.DataDir, "workspace", id)
+		return folderPlan{kind: FolderWorkspace, dir: dir, key: dir, needsPrepare: true}, nil
+	}
+	if !filepath.IsAbs(req.Folder) {
+		return folderPlan{}, invalid("The folder %q must be an absolute path.", req.Folder)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Clean(req.Folder))
+	if err != nil {
+		return folderPlan{}, invalid("The folder %s does not exist.", req.Folder)
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return folderPlan{}, invalid("%s is not a folder.", req.Folder)
+	}
+	if !req.Worktree {
+		return folderPlan{kind: FolderNamed, folder: real, dir: real, key: real}, nil
+	}
+	top, err := gitTop(s.ctx, real)
+	if err != nil {
+		return folderPlan{}, invalid("%s is not in a git repository, so it cannot have a worktree.", req.Folder)
+	}
+	dir := filepath.Join(s.opts.DataDir, "worktrees", id)
+	return folderPlan{kind: FolderWorktree, folder: top, dir: dir, key: dir,
+		branch: "ensemble/" + shortID(id), needsPrepare: true}, nil
+}
+
+// shortID is the first 8 characters of a job id after its prefix.
+func shortID(id string) string {
+	id = strings.TrimPrefix(id, "job_")
+	if len(id) > 8 {
+		id = id[:8]
+	}
+	return id
+}
+
+// Assign creates a run and puts it in the queue. Its error is an *InvalidError (or a records
+// error) for a request the person must correct; nothing is written then.
+func (s *Service) Assign(ctx context.Context, req AssignRequest) (Job, error) {
+	var earlier Job
+	if req.Continue != "" {
+		var err error
+		if earlier, err = s.continued(ctx, &req); err != nil {
+			return Job{}, err
+		}
+	}
+	if _, ok := s.opts.Drivers[req.Agent]; !ok {
+		names := s.Agents()
+		switch {
+		case len(names) == 0:
+			return Job{}, invalid("There is no agent %q: no agents are set up in this Ensemble yet.", req.Agent)
+		case req.Agent == "":
+			return Job{}, invalid("Name the agent to run: %s.", strings.Join(names, ", "))
+		}
+		return Job{}, invalid("There is no agent %q; the agents are %s.", req.Agent, strings.Join(names, ", "))
+	}
+	req.Title, req.TaskID, req.Brief = strings.TrimSpace(req.Title), strings.TrimSpace(req.TaskID), strings.TrimSpace(req.Brief)
+	switch {
+	case req.TaskID == "" && req.Title == "":
+		return Job{}, invalid("Name the task to run (taskId) or say what to do (title).")
+	case req.TaskID != "" && req.Title != "":
+		return Job{}, invalid("Give either a task (taskId) or a title for a new one, not both.")
+	case req.Folder != "" && req.RepoURL != "":
+		return Job{}, invalid("Give either a folder or a repository URL, not both.")
+	case len(req.Brief) > 100_000:
+		return Job{}, invalid("The brief is longer than 100,000 characters.")
+	}
+	set, err := req.Settings.Resolve()
+	if err != nil {
+		return Job{}, err
+	}
+	id := ledger.NewID("job_")
+	plan, err := s.planFolder(req, id)
+	if err != nil {
+		return Job{}, err
+	}
+	if req.Actor.Kind == "" {
+		req.Actor = ledger.Actor{Kind: ledger.Person}
+	}
+	job := Job{ID: id, TaskID: req.TaskID, Agent: req.Agent, Brief: req.Brief, Status: Queued, Settings: set,
+		FolderKind: plan.kind, Folder: plan.folder, WorkDir: plan.dir, Branch: plan.branch, ResourceKey: plan.key,
+		Continues: earlier.ID, Resume: earlier.SessionID}
+	insert := func(t *ledger.Tx) error {
+		now := t.Now()
+		job.CreatedAt, job.UpdatedAt = now, now
+		return insertJob(t, &job)
+	}
+	if req.TaskID != "" {
+		err = s.w.Exec(ctx, func(t *ledger.Tx) error {
+			row, err := t.Get("tasks", req.TaskID)
+			if err != nil {
+				return err
+			}
+			if row == nil || row["deleted_at"] != nil {
+				return invalid("There is no task with id %q.", req.TaskID)
+			}
+			if job.Brief == "" {
+				job.Brief = briefOf(row.Str("title"), row.Str("page"))
+			}
+			return insert(t)
+		})
+	} else {
+		title, page := titleOf(req.Title)
+		if job.Brief == "" {
+			job.Brief = req.Title
+		}
+		_, err = s.rec.Batch(ctx, req.Actor, fmt.Sprintf("Assigned “%s” to %s", title, req.Agent), func(b *records.Batch) error {
+			in := records.TaskInput{Title: records.Some(title)}
+			if page != "" {
+				in.Page = records.Some(page)
+			}
+			task, err := s.rec.Tasks().CreateIn(b, in)
+			if err != nil {
+				return err
+			}
+			job.TaskID = task.ID
+			return insert(b.Tx())
+		})
+	}
+	if err != nil {
+		return Job{}, err
+	}
+	s.mu.Lock()
+	if s.started && !s.closed {
+		s.enqueueLocked(job.ID, job.ResourceKey)
+	}
+	s.mu.Unlock()
+	return s.Get(ctx, job.ID)
+}
+
+// titleOf makes a task's title from what to do: its first line, cut to 120 characters; the whole
+// text goes on the task's page when the title does not hold it.
+func titleOf(what string) (title, page string) {
+	first, _, _ := strings.Cut(what, "\n")
+	first = strings.TrimSpace(first)
+	if r := []rune(first); len(r) > 120 {
+		first = strings.TrimSpace(string(r[:119])) + "…"
+	}
+	if first != what {
+		page = what
+	}
+	return first, page
+}
+
+// briefOf is a task's brief: its title, and its page when it has one.
+func briefOf(title, page string) string {
+	if strings.TrimSpace(page) == "" {
+		return title
+	}
+	return title + "\n\n" + page
+}
+
+func insertJob(t *ledger.Tx, j *Job) error {
+	ctx := t.Context()
+	at := stamp(j.CreatedAt)
+	_, err := t.ExecContext(ctx, `INSERT INTO jobs (id, task_id, agent, brief, status, folder_kind, folder, work_dir,
+		branch, resource_key, continues, resume, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		j.ID, j.TaskID, j.Agent, j.Brief, string(j.Status), string(j.FolderKind), j.Folder, j.WorkDir, j.Branch,
+		j.ResourceKey, j.Continues, j.Resume, at, at)
+	if err != nil {
+		return fmt.Errorf("jobs: insert %s: %w", j.ID, err)
+	}
+	st := j.Settings
+	_, err = t.ExecContext(ctx, `INSERT INTO job_settings (job_id, mode, trusted, sandbox, outside, git,
+		ask_before_commit, internet, max_minutes, max_turns, model, effort) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		j.ID, string(st.Mode), st.Trusted, st.Sandbox, string(st.Outside), string(st.Git), st.AskBeforeCommit,
+		st.Internet, st.MaxMinutes, st.MaxTurns, st.Model, st.Effort)
+	if err != nil {
+		return fmt.Errorf("jobs: insert settings of %s: %w", j.ID, err)
+	}
+	return t.Emit(KindCreated, j.ID, Trace{RunID: j.ID, TaskID: j.TaskID, Agent: j.Agent, Status: Queued,
+		Text: "Assigned to " + j.Agent + " (" + st.describe() + ")."})
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+const jobColumns = `j.id, j.task_id, j.agent, j.brief, j.status, j.folder_kind, j.folder, j.work_dir, j.branch,
+	j.resource_key, j.session_id, j.continues, j.resume, j.model, j.summary, j.error, j.usage, j.turns, j.steps, j.attempts, j.kept,
+	j.created_at, j.started_at, j.ended_at, j.updated_at, s.mode, s.trusted, s.sandbox, s.outside, s.git,
+	s.ask_before_commit, s.internet, s.max_minutes, s.max_turns, s.model, s.effort`
+
+const jobFrom = ` FROM jobs j JOIN job_settings s ON s.job_id = j.id `
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanJob(r scanner) (Job, error) {
+	var (
+		j                  Job
+		usage, kept        string
+		created, updated   string
+		started, ended     sql.NullString
+		status, kind, mode string
+		outside, git       string
+	)
+	err := r.Scan(&j.ID, &j.TaskID, &j.Agent, &j.Brief, &status, &kind, &j.Folder, &j.WorkDir, &j.Branch,
+		&j.ResourceKey, &j.SessionID, &j.Continues, &j.Resume, &j.Model, &j.Summary, &j.Error, &usage, &j.Turns, &j.Steps, &j.Attempts, &kept,
+		&created, &started, &ended, &updated, &mode, &j.Settings.Trusted, &j.Settings.Sandbox, &outside, &git,
+		&j.Settings.AskBeforeCommit, &j.Settings.Internet, &j.Settings.MaxMinutes, &j.Settings.MaxTurns,
+		&j.Settings.Model, &j.Settings.Effort)
+	if err != nil {
+		return Job{}, err
+	}
+	j.Status, j.FolderKind = Status(status), FolderKind(kind)
+	j.Settings.Mode, j.Settings.Outside, j.Settings.Git = judge.Mode(mode), judge.Outside(outside), judge.Git(git)
+	json.Unmarshal([]byte(usage), &j.Usage)
+	json.Unmarshal([]byte(kept), &j.Kept)
+	j.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+	j.UpdatedAt, _ = time.Parse(time.RFC3339Nano, updated)
+	j.StartedAt, j.EndedAt = nullTime(started), nullTime(ended)
+	return j, nil
+}
+
+func nullTime(s sql.NullString) *time.Time {
+	if !s.Valid {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s.String)
+	if err != nil {
+		return nil
+	}
+	return &t
+}
+
+// Get returns a run.
+func (s *Service) Get(ctx context.Context, id string) (Job, error) {
+	j, err := scanJob(s.db.QueryRowContext(ctx, "SELECT "+jobColumns+jobFrom+"WHERE j.id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Job{}, &NotFoundError{ID: id}
+	}
+	if err != nil {
+		return Job{}, fmt.Errorf("jobs: read %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// List returns runs, newest first: of one task when taskID is set, else the latest 200.
+func (s *Service) List(ctx context.Context, taskID string) ([]Job, error) {
+	q, args := "SELECT "+jobColumns+jobFrom, []any{}
+	if taskID != "" {
+		q, args = q+"WHERE j.task_id = ? ", append(args, taskID)
+	}
+	rows, err := s.db.QueryContext(ctx, q+"ORDER BY j.created_at DESC, j.id LIMIT 200", args...)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: list: %w", err)
+	}
+	defer rows.Close()
+	out := []Job{}
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("jobs: list: %w", err)
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// continued checks the run req continues and fills in what it takes from it: the agent and the
+// folder, unless req names its own (another agent cannot open this agent's session).
+func (s *Service) continued(ctx context.Context, req *AssignRequest) (Job, error) {
+	earlier, err := s.Get(ctx, req.Continue)
+	if err != nil {
+		return Job{}, invalid("There is no run %q to continue.", req.Continue)
+	}
+	switch {
+	case earlier.SessionID == "":
+		return Job{}, invalid("The run %q has no agent session to continue; it never got that far.", earlier.ID)
+	case req.Agent == "":
+		req.Agent = earlier.Agent
+	case req.Agent != earlier.Agent:
+		return Job{}, invalid("The run %q was %s's session; %s cannot continue it.", earlier.ID, earlier.Agent, req.Agent)
+	}
+	if req.Folder == "" && !req.Worktree && req.RepoURL == "" {
+		req.Folder = earlier.WorkDir
+	}
+	return earlier, nil
+}

@@ -1,0 +1,171 @@
+package jobs
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/runtime/judge"
+)
+
+// Settings are a run's settings: how much it may do without asking, where, and for how long.
+// The zero value of each field is the most careful choice, except Sandbox and Internet, which a
+// request sets or leaves to [DefaultSettings].
+type Settings struct {
+	Mode            judge.Mode    `json:"mode"`            // ask, review, unattended
+	Trusted         bool          `json:"trusted"`         // the person trusts the folder named, by name
+	Sandbox         bool          `json:"sandbox"`         // the agent's own OS sandbox confines its commands
+	Outside         judge.Outside `json:"outside"`         // none, read, readwrite
+	Git             judge.Git     `json:"git"`             // local, commit, any
+	AskBeforeCommit bool          `json:"askBeforeCommit"` // ask before every commit, in every mode
+	Internet        bool          `json:"internet"`
+	MaxMinutes      int           `json:"maxMinutes"` // 0: no limit; time waiting on Needs me is not counted
+	MaxTurns        int           `json:"maxTurns"`   // 0: no limit
+	Model           string        `json:"model"`      // "" for the agent's default
+	Effort          string        `json:"effort"`     // "" for the agent's default
+}
+
+// DefaultSettings are what a run gets for what its request leaves out: Ask mode, the sandbox and
+// the internet on, reading outside the folder, local git only.
+func DefaultSettings() Settings {
+	return Settings{Mode: judge.ModeAsk, Sandbox: true, Outside: judge.OutsideRead, Git: judge.GitLocal, Internet: true}
+}
+
+// SettingsInput is a request's settings; fields left out take [DefaultSettings].
+type SettingsInput struct {
+	Mode            *string `json:"mode,omitempty"`
+	Trusted         *bool   `json:"trusted,omitempty"`
+	Sandbox         *bool   `json:"sandbox,omitempty"`
+	Outside         *string `json:"outside,omitempty"`
+	Git             *string `json:"git,omitempty"`
+	AskBeforeCommit *bool   `json:"askBeforeCommit,omitempty"`
+	Internet        *bool   `json:"internet,omitempty"`
+	MaxMinutes      *int    `json:"maxMinutes,omitempty"`
+	MaxTurns        *int    `json:"maxTurns,omitempty"`
+	Model           *string `json:"model,omitempty"`
+	Effort          *string `json:"effort,omitempty"`
+}
+
+// Resolve checks in and fills in the defaults. Its error is a sentence for the person.
+func (in SettingsInput) Resolve() (Settings, error) {
+	s := DefaultSettings()
+	if in.Mode != nil {
+		switch m := judge.Mode(*in.Mode); m {
+		case judge.ModeAsk, judge.ModeReview, judge.ModeUnattended:
+			s.Mode = m
+		default:
+			return s, invalid("Mode %q is not one of ask, review or unattended.", *in.Mode)
+		}
+	}
+	if in.Outside != nil {
+		switch o := judge.Outside(*in.Outside); o {
+		case judge.OutsideNone, judge.OutsideRead, judge.OutsideReadWrite:
+			s.Outside = o
+		default:
+			return s, invalid("Outside access %q is not one of none, read or readwrite.", *in.Outside)
+		}
+	}
+	if in.Git != nil {
+		switch g := judge.Git(*in.Git); g {
+		case judge.GitLocal, judge.GitCommit, judge.GitAny:
+			s.Git = g
+		default:
+			return s, invalid("Git permission %q is not one of local, commit or any.", *in.Git)
+		}
+	}
+	for _, f := range []struct {
+		p   *bool
+		dst *bool
+	}{{in.Trusted, &s.Trusted}, {in.Sandbox, &s.Sandbox}, {in.AskBeforeCommit, &s.AskBeforeCommit}, {in.Internet, &s.Internet}} {
+		if f.p != nil {
+			*f.dst = *f.p
+		}
+	}
+	if in.MaxMinutes != nil {
+		if *in.MaxMinutes < 0 || *in.MaxMinutes > 7*24*60 {
+			return s, invalid("The minutes limit must be between 0 (none) and %d (a week).", 7*24*60)
+		}
+		s.MaxMinutes = *in.MaxMinutes
+	}
+	if in.MaxTurns != nil {
+		if *in.MaxTurns < 0 || *in.MaxTurns > 10_000 {
+			return s, invalid("The turns limit must be between 0 (none) and 10000.")
+		}
+		s.MaxTurns = *in.MaxTurns
+	}
+	for _, f := range []struct {
+		p    *string
+		dst  *string
+		name string
+	}{{in.Model, &s.Model, "model"}, {in.Effort, &s.Effort, "thinking level"}} {
+		if f.p == nil {
+			continue
+		}
+		v := strings.TrimSpace(*f.p)
+		if len(v) > 100 || strings.ContainsAny(v, " \t\n\r\x00") {
+			return s, invalid("The %s %q is not a name an agent takes.", f.name, *f.p)
+		}
+		*f.dst = v
+	}
+	return s, nil
+}
+
+// Places are the folders the judge needs to know about, besides the run's own.
+type Places struct {
+	Home      string // the person's home folder
+	DataDir   string // Ensemble's data folder
+	Workspace string // <data>/workspace
+	Writable  []string
+	Resolve   func(string) (string, error)
+}
+
+// JudgeSettings turns a run's settings, its folder and what the person kept for the run into the
+// judge's settings. Folder trust counts only for the very folder the person named (kind folder):
+// a worktree or a workspace folder is Ensemble's, not one the person trusted.
+func JudgeSettings(s Settings, kind FolderKind, folder string, p Places, kept judge.Kept) judge.Settings {
+	clean := func(d string) string {
+		if d == "" {
+			return ""
+		}
+		return filepath.Clean(d)
+	}
+	return judge.Settings{
+		Mode:            s.Mode,
+		Folder:          clean(folder),
+		Trusted:         s.Trusted && kind == FolderNamed,
+		Sandbox:         s.Sandbox,
+		Outside:         s.Outside,
+		Git:             s.Git,
+		AskBeforeCommit: s.AskBeforeCommit,
+		Internet:        s.Internet,
+		Home:            clean(p.Home),
+		DataDir:         clean(p.DataDir),
+		Workspace:       clean(p.Workspace),
+		Writable:        p.Writable,
+		Kept:            kept,
+		Resolve:         p.Resolve,
+	}
+}
+
+// JudgeCall reads an engine's tool call as the judge's. MCP tools arrive as mcp__server__tool.
+func JudgeCall(c engines.ToolCall) judge.Call {
+	call := judge.Call{Tool: judge.Tool(c.Kind), Command: c.Command, Cwd: c.Cwd, Paths: c.Paths, URL: c.URL}
+	if call.Tool == "" && strings.HasPrefix(c.Tool, "mcp__") {
+		call.Tool = judge.ToolMCP
+	}
+	if call.Tool == judge.ToolMCP {
+		rest := strings.TrimPrefix(c.Tool, "mcp__")
+		server, name, ok := strings.Cut(rest, "__")
+		if !ok {
+			server, name = "", rest
+		}
+		call.Server, call.Name = server, name
+	}
+	return call
+}
+
+// describe is the settings in a few words, for the run's first event.
+func (s Settings) describe() string {
+	return fmt.Sprintf("mode %s, git %s, outside %s, internet %t, sandbox %t", s.Mode, s.Git, s.Outside, s.Internet, s.Sandbox)
+}

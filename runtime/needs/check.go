@@ -1,0 +1,198 @@
+package needs
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ensemblework/ensemble/runtime/judge"
+)
+
+// Limits on what a card carries, so a runaway agent cannot fill the queue with novels.
+const (
+	maxText    = 20_000 // a question, a call, a reason or a typed answer, in characters
+	maxTitle   = 500
+	maxOptions = 20
+	maxOption  = 500
+)
+
+// prepare checks a decision before it is stored and returns it normalised: text trimmed, a
+// permission's options fixed and its recommendation Refuse unless one was chosen.
+func prepare(d Decision) (Decision, error) {
+	d.Source.Title = strings.TrimSpace(d.Source.Title)
+	if n := utf8.RuneCountInString(d.Source.Title); n > maxTitle {
+		return d, invalid("The title is %d characters long; keep it under %d.", n, maxTitle)
+	}
+	switch d.Kind {
+	case Permission:
+		d.Call = strings.TrimSpace(d.Call)
+		d.Reason = strings.TrimSpace(d.Reason)
+		if d.Call == "" {
+			return d, invalid("A permission needs the tool call it asks about.")
+		}
+		if err := tooLong("The tool call", d.Call); err != nil {
+			return d, err
+		}
+		if err := tooLong("The reason", d.Reason); err != nil {
+			return d, err
+		}
+		d.Question = ""
+		d.Options = slices.Clone(PermissionOptions)
+		d.FreeText = false
+		if !d.recommendSet {
+			d.Recommended = Refuse
+		}
+	case Question:
+		d.Question = strings.TrimSpace(d.Question)
+		if d.Question == "" {
+			return d, invalid("A question needs its text.")
+		}
+		if err := tooLong("The question", d.Question); err != nil {
+			return d, err
+		}
+		d.Call, d.Reason, d.Touches = "", "", judge.Touches{}
+		opts := make([]string, len(d.Options))
+		for i, o := range d.Options {
+			o = strings.TrimSpace(o)
+			switch {
+			case o == "":
+				return d, invalid("Option %d is empty.", i)
+			case utf8.RuneCountInString(o) > maxOption:
+				return d, invalid("Option %d is longer than %d characters.", i, maxOption)
+			case isNumber(o):
+				// A label that is a number would be read as an option's index at the terminal.
+				return d, invalid("Option %d (%q) is only a number; give it words.", i, o)
+			}
+			for j := range i {
+				if strings.EqualFold(opts[j], o) {
+					return d, invalid("Options %d and %d are the same: %q.", j, i, o)
+				}
+			}
+			opts[i] = o
+		}
+		d.Options = opts
+		switch {
+		case len(opts) > maxOptions:
+			return d, invalid("A question has %d options; offer at most %d.", len(opts), maxOptions)
+		case len(opts) == 0 && !d.FreeText:
+			return d, invalid("A question needs options, or free text allowed.")
+		case len(opts) == 0:
+			d.Recommended = NoRecommendation
+		}
+	default:
+		return d, invalid("Unknown kind of decision %q: it is a permission or a question.", d.Kind)
+	}
+	// An agent's question may come without a recommendation; a permission always has one.
+	if len(d.Options) > 0 && d.Recommended != NoRecommendation && (d.Recommended < 0 || d.Recommended >= len(d.Options)) {
+		return d, invalid("The recommended option %d is not one of the %d options.", d.Recommended, len(d.Options))
+	}
+	d.Status = Open
+	d.Answer, d.AnsweredBy, d.AnsweredAt, d.ClosedAt = nil, "", nil, nil
+	return d, nil
+}
+
+func tooLong(what, s string) error {
+	if n := utf8.RuneCountInString(s); n > maxText {
+		return invalid("%s is %d characters long; keep it under %d.", what, n, maxText)
+	}
+	return nil
+}
+
+func isNumber(s string) bool {
+	var n int
+	_, err := fmt.Sscan(s, &n)
+	return err == nil && fmt.Sprint(n) == s
+}
+
+// resolve checks an answer against the decision and returns it complete: a chosen option with its
+// label, or typed text. Typed text equal to an option's label (any case) chooses that option.
+func (d Decision) resolve(a Answer) (Answer, error) {
+	if a.Option < FreeText {
+		return a, invalid("Option %d does not exist: options are numbered from 0.", a.Option)
+	}
+	if a.Option == FreeText {
+		text := strings.TrimSpace(a.Text)
+		if text == "" {
+			return a, invalid("The answer is empty: choose an option or type an answer.")
+		}
+		if i := slices.IndexFunc(d.Options, func(o string) bool { return strings.EqualFold(o, text) }); i >= 0 {
+			return Answer{Option: i, Text: d.Options[i]}, nil
+		}
+		if !d.FreeText {
+			return a, invalid("This %s takes one of its options, not free text: %s.", d.Kind, optionList(d.Options))
+		}
+		if err := tooLong("The answer", text); err != nil {
+			return a, err
+		}
+		return Answer{Option: FreeText, Text: text}, nil
+	}
+	if len(d.Options) == 0 {
+		return a, invalid("This question has no options; type an answer instead.")
+	}
+	if a.Option >= len(d.Options) {
+		return a, invalid("Option %d does not exist: choose a number from 0 to %d (%s).", a.Option, len(d.Options)-1, optionList(d.Options))
+	}
+	return Answer{Option: a.Option, Text: d.Options[a.Option]}, nil
+}
+
+// optionList is the options as a person reads them: 0 “Allow once”, 1 “Refuse”.
+func optionList(opts []string) string {
+	parts := make([]string, len(opts))
+	for i, o := range opts {
+		parts[i] = fmt.Sprintf("%d “%s”", i, o)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// unattended is the answer a run in Run unattended gives itself: the recommended option, or for a
+// question that only takes free text, a note that no one is there to answer.
+func (d Decision) unattended() Answer {
+	if d.Recommended >= 0 && d.Recommended < len(d.Options) {
+		return Answer{Option: d.Recommended, Text: d.Options[d.Recommended]}
+	}
+	return Answer{Option: FreeText, Text: unattendedText}
+}
+
+// unattendedText answers a free-text question in a run no one watches.
+const unattendedText = "No one is watching this run (Run unattended), so there is no answer: decide for yourself and say what you chose in your report."
+
+// settledSentence says how a decision that is no longer open was settled, with times in loc.
+func settledSentence(d Decision, loc *time.Location) string {
+	at := func(t *time.Time) string {
+		if t == nil {
+			return "an unknown time"
+		}
+		return t.In(loc).Format("15:04:05 on 2 Jan 2006")
+	}
+	switch d.Status {
+	case Answered:
+		answer := ""
+		if d.Answer != nil {
+			answer = ": “" + d.Answer.Text + "”"
+		}
+		if d.AnsweredBy == ByUnattended {
+			return fmt.Sprintf("Already answered at %s%s, the recommended option, because the run is unattended.", at(d.AnsweredAt), answer)
+		}
+		return fmt.Sprintf("Already answered by %s at %s%s.", answererPhrase(d.AnsweredBy), at(d.AnsweredAt), answer)
+	case Withdrawn:
+		return fmt.Sprintf("Already withdrawn at %s: its run ended, so no one waits for the answer.", at(d.ClosedAt))
+	case Expired:
+		return fmt.Sprintf("Already expired at %s: no one waits for the answer any more.", at(d.ClosedAt))
+	}
+	return "This decision is still open."
+}
+
+// answererPhrase names who answered, for a sentence.
+func answererPhrase(by string) string {
+	switch by {
+	case ByBrowser:
+		return "you in the browser"
+	case ByCommandLine:
+		return "you at the command line"
+	case "":
+		return "someone"
+	}
+	return by
+}
