@@ -137,6 +137,34 @@ func TestClaudeRunsUnderTheJudge(t *testing.T) {
 		}
 	})
 
+	t.Run("RunsOwnMCPServer", func(t *testing.T) {
+		model.Script(
+			enginetest.ToolCall("mcp__ensemble__ask_person", map[string]any{
+				"question": "Ship it today?", "options": []string{"Yes", "Wait"}, "recommended": 1}),
+			enginetest.ToolCall("mcp__ensemble__attach_evidence", map[string]any{"path": "notes.txt", "kind": "log", "caption": "the notes"}).WhenLastUser("Yes"),
+			enginetest.ToolCall("mcp__ensemble__report_result", map[string]any{
+				"outcome": "done", "summary": "Shipped after the person said yes.",
+				"checks": []any{map[string]any{"name": "asked first", "verdict": "pass"}}}).WhenLastUser("evd_"),
+			enginetest.Say("Reported.").WhenLastUser("Report kept"),
+		)
+		j := assign(t, "Ship it", nil)
+		d := waitNeed(t, c, j.ID)
+		if d.Kind != needs.Question || d.Question != "Ship it today?" || d.Recommended != 1 {
+			t.Fatalf("decision = %+v", d)
+		}
+		if err := c.do(context.Background(), "POST", "/api/needs/"+d.ID+"/answer", map[string]any{"option": 0}, nil); err != nil {
+			t.Fatal(err)
+		}
+		j = waitRun(t, c, j.ID, jobs.Done)
+		if j.Report == nil || j.Report.Outcome != "done" || j.Report.Summary != "Shipped after the person said yes." {
+			t.Errorf("report = %+v", j.Report)
+		}
+		ev, _ := filepath.Glob(filepath.Join(rt.cfg.DataDir, "evidence", j.ID, "evd_*-notes.txt"))
+		if len(ev) != 1 {
+			t.Errorf("evidence files: %v", ev)
+		}
+	})
+
 	t.Run("SecondTaskContinuesTheSession", func(t *testing.T) {
 		model.Script(enginetest.Say("Earlier I listed notes.txt."))
 		j := waitRun(t, c, assign(t, "What did you find earlier?", map[string]any{"continue": first.ID, "agent": ""}).ID, jobs.Done)

@@ -86,8 +86,9 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	if drivers == nil {
 		drivers = agentDrivers(cfg.Log)
 	}
+	url := "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir,
-		Drivers: drivers, Log: cfg.Log})
+		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run"})
 	if err := js.Start(ctx); err != nil {
 		ln.Close()
 		st.Close()
@@ -97,10 +98,9 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	files := rec.Files(filepath.Join(cfg.DataDir, "files"))
 	bridge := &api.Bridge{Keys: keys.New(st, w), Work: workspace.New(st, rec, files), Files: files}
 	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Bridge: bridge}, cfg.Log, st, bus, rec)
-	port := ln.Addr().(*net.TCPAddr).Port
 	r := &Runtime{
 		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, api: srv, ln: ln,
-		URL:    "http://127.0.0.1:" + strconv.Itoa(port),
+		URL:    url,
 		served: make(chan error, 1),
 		http: &http.Server{
 			Handler:           srv.Handler(),
@@ -109,7 +109,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 			ErrorLog:          slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn),
 		},
 	}
-	if err := writeAPIFile(cfg.DataDir, apiFile{URL: r.URL, Port: port, PID: os.Getpid(), Token: token.Reveal(), Version: Version}); err != nil {
+	if err := writeAPIFile(cfg.DataDir, apiFile{URL: r.URL, Port: ln.Addr().(*net.TCPAddr).Port, PID: os.Getpid(), Token: token.Reveal(), Version: Version}); err != nil {
 		ln.Close()
 		js.Close()
 		st.Close()

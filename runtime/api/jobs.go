@@ -19,10 +19,12 @@ import (
 //	POST /api/agent/jobs/{id}/stop
 //	POST /api/agent/jobs/{id}/pause
 //	POST /api/agent/jobs/{id}/resume
-func (s *Server) mountJobs(api func(string, http.HandlerFunc)) {
+func (s *Server) mountJobs(mux *http.ServeMux, api func(string, http.HandlerFunc)) {
 	if s.opts.Jobs == nil {
 		return
 	}
+	// The runs' own MCP server: it has its own secret per run, not the launch token.
+	mux.Handle("/mcp/run", s.opts.Jobs.MCPHandler())
 	api("POST /api/agent/assign", s.assign)
 	api("GET /api/agent/jobs", s.listJobs)
 	api("GET /api/agent/jobs/{id}", s.getJob)

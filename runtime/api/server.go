@@ -86,7 +86,7 @@ func (s *Server) Handler() http.Handler {
 	api("GET /api/ledger", s.ledger)
 	api("GET /api/events", s.events) // [since] or Last-Event-ID
 	s.mountNeeds(api)
-	s.mountJobs(api)
+	s.mountJobs(mux, api)
 	s.mountBridge(mux, api)
 
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {

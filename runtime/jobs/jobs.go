@@ -82,6 +82,7 @@ type Job struct {
 	Resume      string        `json:"-"`                   // that run's session
 	Model       string        `json:"model,omitempty"`
 	Summary     string        `json:"summary"`
+	Report      *Report       `json:"report,omitempty"` // the agent's own, through report_result
 	Error       string        `json:"error,omitempty"`
 	Usage       engines.Usage `json:"usage"`
 	Turns       int           `json:"turns"`
@@ -196,12 +197,14 @@ type Timing struct {
 	Retries   []time.Duration // waits before carrying on after a failure (15 s, 1 min, 2 min)
 	Tick      time.Duration   // how often the watch looks (1 s)
 	Minute    time.Duration   // one minute of the minutes limit (a minute; shorter in tests)
+	Progress  time.Duration   // how often ask_person tells a waiting agent it still waits (30 s)
 }
 
 // DefaultTiming is the spec's watch.
 func DefaultTiming() Timing {
 	return Timing{Quiet: 10 * time.Minute, QuietTool: 60 * time.Minute,
-		Retries: []time.Duration{15 * time.Second, time.Minute, 2 * time.Minute}, Tick: time.Second}
+		Retries: []time.Duration{15 * time.Second, time.Minute, 2 * time.Minute}, Tick: time.Second,
+		Progress: 30 * time.Second}
 }
 
 // Options configure a Service.
@@ -215,9 +218,12 @@ type Options struct {
 	Asker   Asker
 	DataDir string // Ensemble's data folder: workspace and worktrees live under it
 	Home    string // the person's home folder; os.UserHomeDir when empty
-	Log     *slog.Logger
-	Timing  Timing // zero fields take DefaultTiming's
-	Now     func() time.Time
+	// MCPURL is where the runtime serves runs their own MCP server ([Service.MCPHandler]); empty,
+	// runs get none.
+	MCPURL string
+	Log    *slog.Logger
+	Timing Timing // zero fields take DefaultTiming's
+	Now    func() time.Time
 }
 
 // Service runs jobs.
@@ -238,6 +244,7 @@ type Service struct {
 	q       *queue
 	keys    map[string]string // job id → resource key, for every job in the queue
 	runs    map[string]*run   // the jobs going
+	secrets map[string]*run   // by the hash of their MCP server's secret
 }
 
 // New returns a Service. Call Start to recover from the last shutdown and start queued runs.
@@ -256,6 +263,9 @@ func New(opts Options) *Service {
 	if t.Tick == 0 {
 		t.Tick = d.Tick
 	}
+	if t.Progress == 0 {
+		t.Progress = d.Progress
+	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
@@ -267,7 +277,8 @@ func New(opts Options) *Service {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Service{opts: opts, db: opts.Store.Reader(), w: opts.Writer, rec: opts.Records, log: opts.Log,
-		ctx: ctx, cancel: cancel, q: newQueue(), keys: map[string]string{}, runs: map[string]*run{}}
+		ctx: ctx, cancel: cancel, q: newQueue(), keys: map[string]string{}, runs: map[string]*run{},
+		secrets: map[string]*run{}}
 }
 
 // Agents names the agents there are, sorted.
@@ -471,7 +482,7 @@ func insertJob(t *ledger.Tx, j *Job) error {
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 const jobColumns = `j.id, j.task_id, j.agent, j.brief, j.status, j.folder_kind, j.folder, j.work_dir, j.branch,
-	j.resource_key, j.session_id, j.continues, j.resume, j.model, j.summary, j.error, j.usage, j.turns, j.steps, j.attempts, j.kept,
+	j.resource_key, j.session_id, j.continues, j.resume, j.model, j.summary, j.report, j.error, j.usage, j.turns, j.steps, j.attempts, j.kept,
 	j.created_at, j.started_at, j.ended_at, j.updated_at, s.mode, s.trusted, s.sandbox, s.outside, s.git,
 	s.ask_before_commit, s.internet, s.max_minutes, s.max_turns, s.model, s.effort`
 
@@ -483,13 +494,14 @@ func scanJob(r scanner) (Job, error) {
 	var (
 		j                  Job
 		usage, kept        string
+		report             string
 		created, updated   string
 		started, ended     sql.NullString
 		status, kind, mode string
 		outside, git       string
 	)
 	err := r.Scan(&j.ID, &j.TaskID, &j.Agent, &j.Brief, &status, &kind, &j.Folder, &j.WorkDir, &j.Branch,
-		&j.ResourceKey, &j.SessionID, &j.Continues, &j.Resume, &j.Model, &j.Summary, &j.Error, &usage, &j.Turns, &j.Steps, &j.Attempts, &kept,
+		&j.ResourceKey, &j.SessionID, &j.Continues, &j.Resume, &j.Model, &j.Summary, &report, &j.Error, &usage, &j.Turns, &j.Steps, &j.Attempts, &kept,
 		&created, &started, &ended, &updated, &mode, &j.Settings.Trusted, &j.Settings.Sandbox, &outside, &git,
 		&j.Settings.AskBeforeCommit, &j.Settings.Internet, &j.Settings.MaxMinutes, &j.Settings.MaxTurns,
 		&j.Settings.Model, &j.Settings.Effort)
@@ -500,6 +512,10 @@ func scanJob(r scanner) (Job, error) {
 	j.Settings.Mode, j.Settings.Outside, j.Settings.Git = judge.Mode(mode), judge.Outside(outside), judge.Git(git)
 	json.Unmarshal([]byte(usage), &j.Usage)
 	json.Unmarshal([]byte(kept), &j.Kept)
+	if report != "" {
+		j.Report = new(Report)
+		json.Unmarshal([]byte(report), j.Report)
+	}
 	j.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
 	j.UpdatedAt, _ = time.Parse(time.RFC3339Nano, updated)
 	j.StartedAt, j.EndedAt = nullTime(started), nullTime(ended)

@@ -147,7 +147,13 @@ func (r *run) work() (Status, engines.Result, string) {
 		return Failed, engines.Result{}, fmt.Sprintf("The agent %q is no longer set up in this Ensemble.", r.job.Agent)
 	}
 	go r.watch()
-	prompt, gone, failures := r.job.Brief, false, 0
+	mcp := r.s.mcpServer(r)
+	defer r.s.dropRunSecrets(r)
+	brief := r.job.Brief
+	if mcp.URL != "" {
+		brief += reportingNote
+	}
+	prompt, gone, failures := brief, false, 0
 	switch {
 	case r.session != "":
 		prompt = carryOn
@@ -164,7 +170,7 @@ func (r *run) work() (Status, engines.Result, string) {
 		spec := engines.Spec{Folder: r.job.WorkDir, Prompt: prompt, Model: r.job.Settings.Model,
 			Effort: r.job.Settings.Effort, MaxTurns: r.job.Settings.MaxTurns, Resume: session,
 			Trusted: r.job.Settings.Trusted && r.job.FolderKind == FolderNamed,
-			Env:     map[string]string{"ENSEMBLE_RUN": r.job.ID}}
+			Env:     map[string]string{"ENSEMBLE_RUN": r.job.ID}, MCP: mcp}
 		res, err := r.attemptOnce(driver, spec)
 		if r.ctx.Err() != nil {
 			return ended(context.Cause(r.ctx), res)
@@ -183,7 +189,7 @@ func (r *run) work() (Status, engines.Result, string) {
 				r.mu.Lock()
 				r.session = ""
 				r.mu.Unlock()
-				prompt = r.continuesBrief()
+				prompt = r.continuesBrief(brief)
 				r.rec.add(KindSessionGone, Trace{Session: session,
 					Text: "The agent's session no longer exists; starting a new session with the full brief."},
 					map[string]any{"session_id": ""})
@@ -401,18 +407,18 @@ func (t Timing) minute() time.Duration {
 
 // continuesBrief is the brief for a new session that stands in for one the agent no longer has:
 // what the earlier run was and how it ended, then the task.
-func (r *run) continuesBrief() string {
+func (r *run) continuesBrief(brief string) string {
 	if r.job.Continues == "" {
-		return r.job.Brief
+		return brief
 	}
 	earlier, err := r.s.Get(context.Background(), r.job.Continues)
 	if err != nil {
-		return r.job.Brief
+		return brief
 	}
 	title := earlier.Brief
 	if t, err := r.s.rec.Tasks().Get(context.Background(), earlier.TaskID); err == nil {
 		title = t.Title
 	}
 	return fmt.Sprintf("This continues an earlier task, “%s” (it ended %s). What was reported then:\n\n%s\n\n---\n\n%s",
-		title, earlier.Status, earlier.Summary, r.job.Brief)
+		title, earlier.Status, earlier.Summary, brief)
 }

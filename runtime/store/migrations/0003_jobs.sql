@@ -18,6 +18,7 @@ CREATE TABLE jobs (
 	resume       TEXT NOT NULL DEFAULT '',   -- that run's session, resumed at the first start
 	model        TEXT NOT NULL DEFAULT '',   -- as the agent reported it
 	summary      TEXT NOT NULL DEFAULT '',   -- the agent's final reply, trimmed
+	report       TEXT NOT NULL DEFAULT '',   -- the agent's own report (report_result), JSON
 	error        TEXT NOT NULL DEFAULT '',   -- why it ended, when it did not finish
 	usage        TEXT NOT NULL DEFAULT '{}', -- engines.Usage as JSON
 	turns        INTEGER NOT NULL DEFAULT 0,

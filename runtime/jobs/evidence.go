@@ -1,0 +1,128 @@
+package jobs
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ensemblework/ensemble/runtime/judge"
+)
+
+// KindEvidence is a file the agent attached for the person to see (attach_evidence).
+const KindEvidence = "run.evidence"
+
+// KindReport is the agent's own report (report_result).
+const KindReport = "run.report"
+
+var evidenceKinds = []string{"screenshot", "image", "video", "trace", "report", "log", "file"}
+
+const maxEvidence = 100 << 20
+
+// Evidence is a file attached to a run, kept in the run's evidence folder.
+type Evidence struct {
+	ID            string `json:"id"`
+	Kind          string `json:"kind"`
+	Name          string `json:"name"`
+	Size          int64  `json:"size"`
+	Caption       string `json:"caption,omitempty"`
+	RequirementID string `json:"requirementId,omitempty"`
+}
+
+// AttachInput is attach_evidence's input.
+type AttachInput struct {
+	Path          string `json:"path" jsonschema:"the file, relative to the run's folder or absolute"`
+	Kind          string `json:"kind" jsonschema:"screenshot, image, video, trace, report, log or file"`
+	Caption       string `json:"caption,omitempty" jsonschema:"a line saying what it shows"`
+	RequirementID string `json:"requirementId,omitempty"`
+}
+
+// evidenceDir is where a run's evidence is kept.
+func (r *run) evidenceDir() string { return filepath.Join(r.s.opts.DataDir, "evidence", r.job.ID) }
+
+// hasEvidence reports whether id is evidence of this run.
+func (r *run) hasEvidence(id string) bool {
+	if !strings.HasPrefix(id, "evd_") || strings.ContainsAny(id, `/\.`) {
+		return false
+	}
+	m, _ := filepath.Glob(filepath.Join(r.evidenceDir(), id+"-*"))
+	return len(m) == 1
+}
+
+// attach copies a file into the run's evidence folder. A file outside the run's folder is read
+// only if the run's rules let it read there; links are not followed.
+func (r *run) attach(ctx context.Context, in AttachInput) (Evidence, error) {
+	if !oneOf(in.Kind, evidenceKinds) {
+		return Evidence{}, fmt.Errorf("kind %q is not one of %s", in.Kind, strings.Join(evidenceKinds, ", "))
+	}
+	path := in.Path
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(r.job.WorkDir, path)
+	}
+	path = filepath.Clean(path)
+	if !within(r.job.WorkDir, path) {
+		r.mu.Lock()
+		kept := cloneKept(r.kept)
+		r.mu.Unlock()
+		v := judge.Decide(judge.Call{Tool: judge.ToolRead, Paths: []string{path}, Cwd: r.job.WorkDir},
+			JudgeSettings(r.job.Settings, r.job.FolderKind, r.job.WorkDir, r.places, kept))
+		if v.Decision != judge.Allow {
+			return Evidence{}, fmt.Errorf("%s is outside the run's folder and this run may not read it there: %s", in.Path, v.Reason)
+		}
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return Evidence{}, fmt.Errorf("there is no file %s", in.Path)
+	case fi.Mode()&os.ModeSymlink != 0:
+		return Evidence{}, fmt.Errorf("%s is a link; attach the file itself", in.Path)
+	case !fi.Mode().IsRegular():
+		return Evidence{}, fmt.Errorf("%s is not a regular file", in.Path)
+	case fi.Size() > maxEvidence:
+		return Evidence{}, fmt.Errorf("%s is %d MB; evidence is at most %d MB", in.Path, fi.Size()>>20, maxEvidence>>20)
+	}
+	src, err := os.Open(path)
+	if err != nil {
+		return Evidence{}, fmt.Errorf("cannot read %s: %w", in.Path, err)
+	}
+	defer src.Close()
+	if opened, err := src.Stat(); err != nil || !os.SameFile(fi, opened) {
+		return Evidence{}, fmt.Errorf("%s changed while it was being attached", in.Path)
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	ev := Evidence{ID: "evd_" + hex.EncodeToString(b[:]), Kind: in.Kind, Name: filepath.Base(path), Size: fi.Size(),
+		Caption: Redact(trim(in.Caption, previewInput)), RequirementID: in.RequirementID}
+	if err := os.MkdirAll(r.evidenceDir(), 0o700); err != nil {
+		return Evidence{}, err
+	}
+	dst, err := os.OpenFile(filepath.Join(r.evidenceDir(), ev.ID+"-"+ev.Name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return Evidence{}, err
+	}
+	_, err = io.Copy(dst, io.LimitReader(src, maxEvidence))
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return Evidence{}, fmt.Errorf("cannot copy %s: %w", in.Path, err)
+	}
+	r.rec.add(KindEvidence, Trace{Text: ev.Caption, Input: ev.Name, Reason: ev.ID + " (" + ev.Kind + ")"}, nil)
+	return ev, nil
+}
+
+// within reports whether path is dir or inside it, after following links in both.
+func within(dir, path string) bool {
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		path = p
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
