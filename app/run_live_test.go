@@ -1,0 +1,88 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ensemblework/ensemble/engines"
+)
+
+// scriptedAgent is a stand-in agent for the terminal test: it says something, asks permission for
+// a command (which the judge asks the person about in Ask mode), runs it when allowed, and finishes.
+type scriptedAgent struct{}
+
+func (scriptedAgent) Name() string { return "stand-in" }
+
+func (scriptedAgent) Start(ctx context.Context, spec engines.Spec, h engines.Host) (engines.Run, error) {
+	r := &pipeRun{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		h.Event(engines.Event{At: time.Now(), Kind: engines.EventStarted, Session: "s1", Model: "stand-in-1"})
+		h.Event(engines.Event{At: time.Now(), Kind: engines.EventMessage, Text: "I will make the file."})
+		input, _ := json.Marshal(map[string]string{"command": "touch made.txt"})
+		call := engines.ToolCall{ID: "t1", Tool: "Bash", Input: input, Kind: "shell", Command: "touch made.txt", Cwd: spec.Folder}
+		p, err := h.Permit(ctx, call)
+		if err != nil || !p.Allow {
+			h.Event(engines.Event{At: time.Now(), Kind: engines.EventMessage, Text: "Not allowed: " + p.Reason})
+			return
+		}
+		h.Event(engines.Event{At: time.Now(), Kind: engines.EventToolStart, Tool: "Bash", ToolID: "t1", Input: input})
+		os.WriteFile(filepath.Join(spec.Folder, "made.txt"), nil, 0o644)
+		h.Event(engines.Event{At: time.Now(), Kind: engines.EventToolEnd, Tool: "Bash", ToolID: "t1", Output: "(no output)"})
+		h.Event(engines.Event{At: time.Now(), Kind: engines.EventMessage, Text: "Made it."})
+	}()
+	return r, nil
+}
+
+// TestRunCommandFollowsAndAsksInline runs `ensemble run` as a person would in a terminal: it shows
+// the run's progress as it happens, asks the Needs me question inline, and the typed answer lets
+// the agent go on.
+func TestRunCommandFollowsAndAsksInline(t *testing.T) {
+	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: t.TempDir(), Addr: "127.0.0.1:0",
+		Log: slog.New(slog.DiscardHandler), Drivers: map[string]engines.Driver{"stand-in": scriptedAgent{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	folder := t.TempDir()
+	pr, pw := io.Pipe()
+	var out bytes.Buffer
+	cmd := newRootCmd(&out)
+	cmd.SetArgs([]string{"--data", rt.cfg.DataDir, "run", "Make a file", "--agent", "stand-in", "--folder", folder})
+	cmd.SetIn(pr)
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	go func() {
+		// The person reads the question, then types 1 (Allow once).
+		time.Sleep(500 * time.Millisecond)
+		io.WriteString(pw, "1\n")
+	}()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Execute() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ensemble run: %v\n%s", err, out.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("ensemble run did not finish:\n%s", out.String())
+	}
+	text := out.String()
+	t.Logf("terminal:\n%s", text)
+	for _, want := range []string{"I will make the file.", "touch made.txt", "Allow once", "Made it."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the terminal did not show %q", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(folder, "made.txt")); err != nil {
+		t.Errorf("the allowed command did not run: %v", err)
+	}
+}
