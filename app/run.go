@@ -27,7 +27,7 @@ import (
 // runFlags are the flags of `ensemble run`.
 type runFlags struct {
 	agent, folder, task, mode, model, effort, git, outside string
-	cont                                                   string
+	cont, repo                                             string
 	folderSet                                              bool // --folder was given
 	worktree, workspace, trusted, detach                   bool
 	noSandbox, noInternet, askBeforeCommit                 bool
@@ -119,6 +119,7 @@ Ctrl-C stops the run. With --detach the command returns once the run is assigned
 	fl.IntVar(&f.maxMinutes, "max-minutes", 0, "stop after this many minutes of work (time waiting on you not counted; 0: none)")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop after this many agent turns (0: none)")
 	fl.BoolVar(&f.detach, "detach", false, "assign the run and return without following it")
+	fl.StringVar(&f.repo, "repo", "", "clone this repository (an https URL) as the run's folder")
 	fl.StringVar(&f.cont, "continue", "", "continue an earlier run's agent session (its id): same agent and folder, the conversation resumed")
 	return cmd
 }
@@ -135,6 +136,10 @@ func (f runFlags) request(args []string) (jobs.AssignRequest, error) {
 	switch {
 	case f.workspace && f.worktree:
 		return req, errors.New("--workspace and --worktree do not go together: a worktree is of the folder's repository")
+	case f.repo != "" && (f.workspace || f.worktree || f.folderSet):
+		return req, errors.New("--repo clones into a folder of the run's own; it does not go with --folder, --worktree or --workspace")
+	case f.repo != "":
+		req.RepoURL = f.repo
 	case f.workspace:
 	case f.cont != "" && !f.folderSet:
 		// The earlier run's folder.

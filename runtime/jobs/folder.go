@@ -28,10 +28,23 @@ func prepareFolder(ctx context.Context, j Job) error {
 		}
 		return nil
 	case FolderWorkspace:
+		if fi, err := os.Stat(j.WorkDir); err == nil && fi.IsDir() {
+			return nil // made by an earlier start of this run
+		}
 		if err := os.MkdirAll(j.WorkDir, 0o700); err != nil {
 			return fmt.Errorf("Could not make the run's folder %s: %v.", j.WorkDir, err)
 		}
+		// A repository with one empty commit, so the run's changes can be listed against it.
+		if _, err := git(ctx, j.WorkDir, "init", "--quiet"); err == nil {
+			git(ctx, j.WorkDir, "-c", "user.name=Ensemble", "-c", "user.email=ensemble@localhost",
+				"commit", "--quiet", "--allow-empty", "-m", "The run's folder, made by Ensemble")
+		}
 		return nil
+	case FolderClone:
+		if fi, err := os.Stat(j.WorkDir); err == nil && fi.IsDir() {
+			return nil // cloned by an earlier start of this run
+		}
+		return cloneInto(ctx, j.Folder, j.WorkDir)
 	case FolderWorktree:
 		if fi, err := os.Stat(j.WorkDir); err == nil && fi.IsDir() {
 			return nil // made by an earlier start of this run

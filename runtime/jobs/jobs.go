@@ -62,6 +62,7 @@ const (
 	FolderNamed     FolderKind = "folder"    // the folder the person named, as it is
 	FolderWorktree  FolderKind = "worktree"  // a git worktree of that folder's repository, on a new branch
 	FolderWorkspace FolderKind = "workspace" // a fresh folder of its own, <data>/workspace/<job id>
+	FolderClone     FolderKind = "clone"     // a fresh clone of a repository URL, <data>/workspace/<job id>
 )
 
 // Job is one run of an agent on a task.
@@ -83,6 +84,8 @@ type Job struct {
 	Model       string        `json:"model,omitempty"`
 	Summary     string        `json:"summary"`
 	Report      *Report       `json:"report,omitempty"` // the agent's own, through report_result
+	BaseCommit  string        `json:"baseCommit,omitempty"`
+	Changes     []FileChange  `json:"changes"` // the files the run changed, once it ended
 	Error       string        `json:"error,omitempty"`
 	Usage       engines.Usage `json:"usage"`
 	Turns       int           `json:"turns"`
@@ -301,7 +304,11 @@ type folderPlan struct {
 
 func (s *Service) planFolder(req AssignRequest, id string) (folderPlan, error) {
 	if req.RepoURL != "" {
-		return folderPlan{}, invalid("Cloning a repository by its URL is not supported yet; clone it yourself and name its folder.")
+		if err := checkCloneURL(req.RepoURL); err != nil {
+			return folderPlan{}, err
+		}
+		dir := filepath.Join(s.opts.DataDir, "workspace", id)
+		return folderPlan{kind: FolderClone, folder: req.RepoURL, dir: dir, key: dir, needsPrepare: true}, nil
 	}
 	if req.Folder == "" {
 		if req.Worktree {
@@ -482,7 +489,7 @@ func insertJob(t *ledger.Tx, j *Job) error {
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 const jobColumns = `j.id, j.task_id, j.agent, j.brief, j.status, j.folder_kind, j.folder, j.work_dir, j.branch,
-	j.resource_key, j.session_id, j.continues, j.resume, j.model, j.summary, j.report, j.error, j.usage, j.turns, j.steps, j.attempts, j.kept,
+	j.resource_key, j.session_id, j.continues, j.resume, j.model, j.summary, j.report, j.base_commit, j.changes, j.error, j.usage, j.turns, j.steps, j.attempts, j.kept,
 	j.created_at, j.started_at, j.ended_at, j.updated_at, s.mode, s.trusted, s.sandbox, s.outside, s.git,
 	s.ask_before_commit, s.internet, s.max_minutes, s.max_turns, s.model, s.effort`
 
@@ -494,14 +501,14 @@ func scanJob(r scanner) (Job, error) {
 	var (
 		j                  Job
 		usage, kept        string
-		report             string
+		report, changes    string
 		created, updated   string
 		started, ended     sql.NullString
 		status, kind, mode string
 		outside, git       string
 	)
 	err := r.Scan(&j.ID, &j.TaskID, &j.Agent, &j.Brief, &status, &kind, &j.Folder, &j.WorkDir, &j.Branch,
-		&j.ResourceKey, &j.SessionID, &j.Continues, &j.Resume, &j.Model, &j.Summary, &report, &j.Error, &usage, &j.Turns, &j.Steps, &j.Attempts, &kept,
+		&j.ResourceKey, &j.SessionID, &j.Continues, &j.Resume, &j.Model, &j.Summary, &report, &j.BaseCommit, &changes, &j.Error, &usage, &j.Turns, &j.Steps, &j.Attempts, &kept,
 		&created, &started, &ended, &updated, &mode, &j.Settings.Trusted, &j.Settings.Sandbox, &outside, &git,
 		&j.Settings.AskBeforeCommit, &j.Settings.Internet, &j.Settings.MaxMinutes, &j.Settings.MaxTurns,
 		&j.Settings.Model, &j.Settings.Effort)
@@ -512,6 +519,10 @@ func scanJob(r scanner) (Job, error) {
 	j.Settings.Mode, j.Settings.Outside, j.Settings.Git = judge.Mode(mode), judge.Outside(outside), judge.Git(git)
 	json.Unmarshal([]byte(usage), &j.Usage)
 	json.Unmarshal([]byte(kept), &j.Kept)
+	json.Unmarshal([]byte(changes), &j.Changes)
+	if j.Changes == nil {
+		j.Changes = []FileChange{}
+	}
 	if report != "" {
 		j.Report = new(Report)
 		json.Unmarshal([]byte(report), j.Report)

@@ -142,6 +142,10 @@ func (r *run) work() (Status, engines.Result, string) {
 	if err := prepareFolder(r.ctx, r.job); err != nil {
 		return Failed, engines.Result{}, err.Error()
 	}
+	if r.job.BaseCommit == "" {
+		r.job.BaseCommit = headCommit(r.ctx, r.job.WorkDir)
+		r.rec.add("", Trace{}, map[string]any{"base_commit": r.job.BaseCommit})
+	}
 	driver := r.s.opts.Drivers[r.job.Agent]
 	if driver == nil {
 		return Failed, engines.Result{}, fmt.Sprintf("The agent %q is no longer set up in this Ensemble.", r.job.Agent)
@@ -338,9 +342,11 @@ func (r *run) end(status Status, res engines.Result, why string) {
 	r.mu.Unlock()
 	r.rec.close()
 	summary := trim(res.Summary, previewSummary)
+	changes := changedFiles(context.Background(), r.job.WorkDir, r.job.BaseCommit)
 	err := r.s.w.Exec(context.Background(), func(t *ledger.Tx) error {
 		set := map[string]any{"status": string(status), "ended_at": stamp(t.Now()), "summary": summary,
-			"error": why, "turns": res.Turns, "usage": jsonValue{usage}, "session_id": session}
+			"error": why, "turns": res.Turns, "usage": jsonValue{usage}, "session_id": session,
+			"changes": jsonValue{changes}}
 		if status == Done {
 			set["error"] = ""
 		}
@@ -351,7 +357,7 @@ func (r *run) end(status Status, res engines.Result, why string) {
 			return err
 		}
 		return t.Emit(KindEnded, r.job.ID, Trace{RunID: r.job.ID, TaskID: r.job.TaskID, Status: status, Reason: why,
-			Summary: summary, Usage: &usage, Turns: res.Turns, Session: session})
+			Summary: summary, Usage: &usage, Turns: res.Turns, Session: session, Changes: changes})
 	})
 	if err != nil {
 		r.s.log.Error("run end not recorded", "run", r.job.ID, "err", err)

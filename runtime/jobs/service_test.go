@@ -409,7 +409,11 @@ func TestAssignRefusesBadInput(t *testing.T) {
 		{"unknown task", AssignRequest{Agent: "fake", TaskID: "tsk_1"}, `There is no task with id "tsk_1".`},
 		{"relative folder", AssignRequest{Agent: "fake", Title: "x", Folder: "src"}, "absolute path"},
 		{"missing folder", AssignRequest{Agent: "fake", Title: "x", Folder: "/no/such/folder"}, "does not exist"},
-		{"repo url", AssignRequest{Agent: "fake", Title: "x", RepoURL: "https://github.com/a/b"}, "not supported yet"},
+		{"file repo url", AssignRequest{Agent: "fake", Title: "x", RepoURL: "file:///etc"}, "not a repository URL"},
+		{"ssh repo url", AssignRequest{Agent: "fake", Title: "x", RepoURL: "ssh://git@github.com/a/b"}, "user name or password"},
+		{"repo url with a password", AssignRequest{Agent: "fake", Title: "x", RepoURL: "https://me:pw@github.com/a/b"}, "user name or password"},
+		{"repo url with a port", AssignRequest{Agent: "fake", Title: "x", RepoURL: "https://github.com:8443/a/b"}, "only https repository URLs"},
+		{"plain http elsewhere", AssignRequest{Agent: "fake", Title: "x", RepoURL: "http://github.com/a/b"}, "only https repository URLs"},
 		{"worktree without git", AssignRequest{Agent: "fake", Title: "x", Folder: e.folder, Worktree: true}, "not in a git repository"},
 		{"bad mode", AssignRequest{Agent: "fake", Title: "x", Settings: SettingsInput{Mode: &bad}}, "not one of ask, review or unattended"},
 	} {

@@ -52,6 +52,7 @@ type Trace struct {
 	RetryInMs  int64          `json:"retryInMs,omitempty"`
 	Summary    string         `json:"summary,omitempty"`
 	Turns      int            `json:"turns,omitempty"`
+	Changes    []FileChange   `json:"changes,omitempty"` // run.ended: the files changed, with line counts
 }
 
 // record is one run event waiting to be written.

@@ -8,8 +8,8 @@ CREATE TABLE jobs (
 	brief        TEXT NOT NULL,
 	status       TEXT NOT NULL CHECK (status IN
 	             ('queued', 'running', 'paused', 'done', 'failed', 'stopped', 'stuck', 'limit', 'interrupted')),
-	folder_kind  TEXT NOT NULL CHECK (folder_kind IN ('folder', 'worktree', 'workspace')),
-	folder       TEXT NOT NULL DEFAULT '',   -- the folder named at assignment ('' for the workspace)
+	folder_kind  TEXT NOT NULL CHECK (folder_kind IN ('folder', 'worktree', 'workspace', 'clone')),
+	folder       TEXT NOT NULL DEFAULT '',   -- the folder named at assignment ('' for the workspace; the URL of a clone)
 	work_dir     TEXT NOT NULL DEFAULT '',   -- where the agent works, once prepared
 	branch       TEXT NOT NULL DEFAULT '',   -- the worktree's branch
 	resource_key TEXT NOT NULL,              -- one run at a time per key
@@ -19,6 +19,8 @@ CREATE TABLE jobs (
 	model        TEXT NOT NULL DEFAULT '',   -- as the agent reported it
 	summary      TEXT NOT NULL DEFAULT '',   -- the agent's final reply, trimmed
 	report       TEXT NOT NULL DEFAULT '',   -- the agent's own report (report_result), JSON
+	base_commit  TEXT NOT NULL DEFAULT '',   -- the work folder's HEAD when the run first started
+	changes      TEXT NOT NULL DEFAULT '[]', -- the files the run changed, with line counts (JSON)
 	error        TEXT NOT NULL DEFAULT '',   -- why it ended, when it did not finish
 	usage        TEXT NOT NULL DEFAULT '{}', -- engines.Usage as JSON
 	turns        INTEGER NOT NULL DEFAULT 0,
