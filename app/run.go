@@ -369,6 +369,14 @@ func traceLine(kind string, t jobs.Trace) string {
 				fmt.Fprintf(&b, ", $%.2f", u.CostUSD)
 			}
 		}
+		for _, c := range t.Changes {
+			switch {
+			case c.Added < 0:
+				fmt.Fprintf(&b, "\n  ± %s (binary)", c.Path)
+			default:
+				fmt.Fprintf(&b, "\n  ± %s +%d −%d", c.Path, c.Added, c.Removed)
+			}
+		}
 		if t.Summary != "" {
 			fmt.Fprintf(&b, "\n\n%s", t.Summary)
 		}

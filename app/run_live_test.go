@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func (scriptedAgent) Start(ctx context.Context, spec engines.Spec, h engines.Hos
 			return
 		}
 		h.Event(engines.Event{At: time.Now(), Kind: engines.EventToolStart, Tool: "Bash", ToolID: "t1", Input: input})
-		os.WriteFile(filepath.Join(spec.Folder, "made.txt"), nil, 0o644)
+		os.WriteFile(filepath.Join(spec.Folder, "made.txt"), []byte("hello\n"), 0o644)
 		h.Event(engines.Event{At: time.Now(), Kind: engines.EventToolEnd, Tool: "Bash", ToolID: "t1", Output: "(no output)"})
 		h.Event(engines.Event{At: time.Now(), Kind: engines.EventMessage, Text: "Made it."})
 	}()
@@ -53,6 +54,12 @@ func TestRunCommandFollowsAndAsksInline(t *testing.T) {
 	}
 	defer rt.Close()
 	folder := t.TempDir()
+	if out, err := exec.Command("git", "-C", folder, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	if out, err := exec.Command("git", "-C", folder, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "start").CombinedOutput(); err != nil {
+		t.Fatalf("git commit: %v %s", err, out)
+	}
 	pr, pw := io.Pipe()
 	var out bytes.Buffer
 	cmd := newRootCmd(&out)
@@ -77,7 +84,7 @@ func TestRunCommandFollowsAndAsksInline(t *testing.T) {
 	}
 	text := out.String()
 	t.Logf("terminal:\n%s", text)
-	for _, want := range []string{"I will make the file.", "touch made.txt", "Allow once", "Made it."} {
+	for _, want := range []string{"I will make the file.", "touch made.txt", "Allow once", "Made it.", "± made.txt +1 −0"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the terminal did not show %q", want)
 		}
