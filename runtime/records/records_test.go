@@ -15,7 +15,7 @@ import (
 
 var me = ledger.Actor{Kind: ledger.Person}
 
-func newService(t *testing.T) (*Service, *events.Bus, *store.Store) {
+func newService(t testing.TB) (*Service, *events.Bus, *store.Store) {
 	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ensemble.db"))
 	if err != nil {

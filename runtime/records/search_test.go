@@ -111,7 +111,7 @@ func TestParseHandle(t *testing.T) {
 
 // BenchmarkSearch50k ranks words over 50,000 records (DESIGN.md's budget: p95 under 20 ms).
 func BenchmarkSearch50k(b *testing.B) {
-	s, _, _ := newService(&testing.T{})
+	s, _, _ := newService(b)
 	ctx := context.Background()
 	words := []string{"login", "retry", "backoff", "timeout", "cache", "deploy", "billing", "search", "index", "review"}
 	for i := 0; i < 50_000; i += 500 {
