@@ -17,6 +17,8 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/options"
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
 	wruntime "github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"github.com/ensemblework/ensemble/runtime/needs"
 )
 
 const hasWindow = true
@@ -24,6 +26,7 @@ const hasWindow = true
 func runWindow(ctx context.Context, s *desktopSession) error {
 	state := loadWindowState(s.dir)
 	var wctx context.Context
+	appMenu, needsItem := windowMenu(&wctx, s)
 	id := sha256.Sum256([]byte(s.dir))
 	return wails.Run(&options.App{
 		Title:     "Ensemble",
@@ -51,13 +54,16 @@ func runWindow(ctx context.Context, s *desktopSession) error {
 				wruntime.WindowShow(wctx)
 			},
 		},
-		Menu: windowMenu(&wctx, s),
+		Menu: appMenu,
 		OnStartup: func(c context.Context) {
 			wctx = c
 			go func() {
 				<-ctx.Done()
 				wruntime.Quit(c)
 			}()
+			if s.rt != nil {
+				go followNeeds(ctx, c, s.rt, needsItem)
+			}
 			if state.Placed {
 				wruntime.WindowSetPosition(c, state.X, state.Y)
 			}
@@ -72,9 +78,12 @@ func runWindow(ctx context.Context, s *desktopSession) error {
 	})
 }
 
-func windowMenu(wctx *context.Context, s *desktopSession) *menu.Menu {
+func windowMenu(wctx *context.Context, s *desktopSession) (*menu.Menu, *menu.MenuItem) {
 	m := menu.NewMenu()
 	app := m.AddSubmenu("Ensemble")
+	needs := app.AddText("Nothing needs you", nil, nil)
+	needs.Disabled = true
+	app.AddSeparator()
 	app.AddText("Open in Browser", keys.CmdOrCtrl("b"), func(*menu.CallbackData) {
 		if link, err := s.signin(*wctx); err == nil {
 			openBrowser(*wctx, link)
@@ -83,5 +92,24 @@ func windowMenu(wctx *context.Context, s *desktopSession) *menu.Menu {
 	app.AddText("Reload", keys.CmdOrCtrl("r"), func(*menu.CallbackData) { wruntime.WindowReloadApp(*wctx) })
 	app.AddSeparator()
 	app.AddText("Quit", keys.CmdOrCtrl("q"), func(*menu.CallbackData) { wruntime.Quit(*wctx) })
-	return m
+	return m, needs
+}
+
+// followNeeds keeps the window's title and menu counting what waits on the person, and notifies
+// them of each new decision.
+func followNeeds(ctx, wctx context.Context, rt *Runtime, item *menu.MenuItem) {
+	seen := map[string]bool{}
+	first := true
+	rt.watchNeeds(ctx, func(open []needs.Decision) {
+		wruntime.WindowSetTitle(wctx, needsTitle(len(open)))
+		item.Label = needsMenuLabel(len(open))
+		wruntime.MenuUpdateApplicationMenu(wctx)
+		for _, d := range open {
+			if !seen[d.ID] && !first {
+				notify(ctx, "Ensemble needs you", needsLine(d))
+			}
+			seen[d.ID] = true
+		}
+		first = false
+	})
 }
