@@ -1,6 +1,8 @@
 // Same-origin JSON client for the runtime's API. Cookies go along by themselves;
 // the UI never adds an Authorization header.
 
+import type { Decision } from './needs';
+import type { AssignBody, Job } from './runs';
 import type { Moves, Person, Project, Status, Task, TaskFields } from './types';
 
 export class ApiError extends Error {
@@ -79,4 +81,13 @@ export const api = {
   people: () => request<{ people: Person[] }>('GET', '/api/people').then((r) => r.people ?? []),
   undo: () => request<{ group?: { summary?: string } }>('POST', '/api/undo'),
   redo: () => request<{ group?: { summary?: string } }>('POST', '/api/redo'),
+  task: (id: string) => request<Task>('GET', `/api/tasks/${enc(id)}`),
+  jobs: (taskId: string) =>
+    request<{ jobs: Job[] }>('GET', `/api/agent/jobs?taskId=${enc(taskId)}`).then((r) => r.jobs ?? []),
+  job: (id: string) => request<Job>('GET', `/api/agent/jobs/${enc(id)}`),
+  assign: (body: AssignBody) => request<Job>('POST', '/api/agent/assign', body),
+  jobAction: (id: string, action: 'stop' | 'pause' | 'resume') => request<Job>('POST', `/api/agent/jobs/${enc(id)}/${action}`),
+  needs: () =>
+    request<{ needs: Decision[]; seq?: number }>('GET', '/api/needs').then((r) => ({ needs: r.needs ?? [], seq: r.seq ?? 0 })),
+  answer: (id: string, a: { option: number } | { text: string }) => request<Decision>('POST', `/api/needs/${enc(id)}/answer`, a),
 };

@@ -30,8 +30,8 @@ class FakeES {
     this.readyState = FakeES.OPEN;
     this.onopen?.();
   }
-  emit(kind: string, data: string) {
-    for (const fn of this.listeners.get(kind) ?? []) fn({ data });
+  emit(kind: string, data: string, lastEventId?: string) {
+    for (const fn of this.listeners.get(kind) ?? []) fn({ data, lastEventId } as { data: string });
   }
   fail(readyState: number) {
     this.readyState = readyState;
@@ -82,6 +82,17 @@ describe('connectLive', () => {
     es.emit('run.output', '{"id":"run_1"}');
     es.emit('task.updated', 'not json');
     expect(events).toEqual([{ kind: 'task.created', data: { id: 'tsk_1' } }]);
+  });
+
+  it('passes the event id as seq when there is one', () => {
+    start();
+    const es = FakeES.all[0];
+    es.emit('task.created', '{"id":"tsk_1"}', '42');
+    es.emit('task.created', '{"id":"tsk_2"}', '');
+    expect(events).toEqual([
+      { kind: 'task.created', data: { id: 'tsk_1' }, seq: 42 },
+      { kind: 'task.created', data: { id: 'tsk_2' } },
+    ]);
   });
 
   it('lets EventSource retry by itself while it is CONNECTING', () => {

@@ -66,7 +66,8 @@ export function connectLive(opts: LiveOptions): { close: () => void } {
         } catch {
           return;
         }
-        opts.onEvent({ kind, data });
+        const seq = Number((e as MessageEvent).lastEventId);
+        opts.onEvent(Number.isFinite(seq) && seq > 0 ? { kind, data, seq } : { kind, data });
       });
     }
   };

@@ -57,4 +57,6 @@ export interface Person {
 export interface LiveEvent {
   kind: string;
   data: unknown;
+  /** The event's sequence number (the SSE id), when the stream gave one. */
+  seq?: number;
 }

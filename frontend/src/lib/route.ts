@@ -1,0 +1,34 @@
+// The hash routes: the board (""), a task's page (#/task/<id>, optionally /run/<job id>) and
+// Needs me (#/needs).
+
+export type Route =
+  | { name: 'board' }
+  | { name: 'task'; id: string; run?: string }
+  | { name: 'needs' };
+
+export function parseRoute(hash: string): Route {
+  const h = hash.replace(/^#\/?/, '');
+  const parts = h.split('/').map((p) => {
+    try {
+      return decodeURIComponent(p);
+    } catch {
+      return p;
+    }
+  });
+  if (parts[0] === 'task' && parts[1]) {
+    return parts[2] === 'run' && parts[3] ? { name: 'task', id: parts[1], run: parts[3] } : { name: 'task', id: parts[1] };
+  }
+  if (parts[0] === 'needs') return { name: 'needs' };
+  return { name: 'board' };
+}
+
+export function routeHash(r: Route): string {
+  switch (r.name) {
+    case 'task':
+      return `#/task/${encodeURIComponent(r.id)}` + (r.run ? `/run/${encodeURIComponent(r.run)}` : '');
+    case 'needs':
+      return '#/needs';
+    default:
+      return '#/';
+  }
+}
