@@ -161,7 +161,19 @@ func TestClaudeRunsUnderTheJudge(t *testing.T) {
 		}
 		ev, _ := filepath.Glob(filepath.Join(rt.cfg.DataDir, "evidence", j.ID, "evd_*-notes.txt"))
 		if len(ev) != 1 {
-			t.Errorf("evidence files: %v", ev)
+			t.Fatalf("evidence files: %v", ev)
+		}
+		id, _, _ := strings.Cut(filepath.Base(ev[0]), "-")
+		req, _ := http.NewRequest("GET", rt.URL+"/api/agent/jobs/"+j.ID+"/evidence/"+id, nil)
+		req.Header.Set("Authorization", "Bearer "+c.f.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(body) != "plant tomatoes\n" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("evidence download: %d %q %v", resp.StatusCode, body, resp.Header)
 		}
 	})
 

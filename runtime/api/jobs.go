@@ -3,7 +3,9 @@ package api
 import (
 	"context"
 	"errors"
+	"mime"
 	"net/http"
+	"path"
 	"strings"
 
 	"github.com/ensemblework/ensemble/runtime/events"
@@ -29,6 +31,7 @@ func (s *Server) mountJobs(mux *http.ServeMux, api func(string, http.HandlerFunc
 	api("GET /api/agent/jobs", s.listJobs)
 	api("GET /api/agent/jobs/{id}", s.getJob)
 	api("GET /api/agent/jobs/{id}/events", s.jobEvents)
+	api("GET /api/agent/jobs/{id}/evidence/{evidence}", s.jobEvidence)
 	api("POST /api/agent/jobs/{id}/stop", s.jobAction((*jobs.Service).Stop))
 	api("POST /api/agent/jobs/{id}/pause", s.jobAction((*jobs.Service).Pause))
 	api("POST /api/agent/jobs/{id}/resume", s.jobAction((*jobs.Service).Resume))
@@ -101,4 +104,34 @@ func (s *Server) answerJob(w http.ResponseWriter, r *http.Request, status int, j
 	default:
 		s.writeErr(w, r, err)
 	}
+}
+
+// jobEvidence sends a file a run attached. It is served as a download of its own type only where
+// that type is harmless to show (pictures, plain text); anything else is an attachment, so a page
+// an agent wrote can never run in the runtime's origin.
+func (s *Server) jobEvidence(w http.ResponseWriter, r *http.Request) {
+	f, name, err := s.opts.Jobs.EvidenceFile(r.PathValue("id"), r.PathValue("evidence"))
+	if err != nil {
+		writeError(w, http.StatusNotFound, "There is no such evidence in this run.")
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox")
+	switch ext := strings.ToLower(path.Ext(name)); ext {
+	case ".png", ".jpg", ".jpeg", ".gif", ".webp":
+		h.Set("Content-Type", mime.TypeByExtension(ext))
+	case ".txt", ".log", ".md", ".json", ".csv":
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+	default:
+		h.Set("Content-Type", "application/octet-stream")
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	}
+	http.ServeContent(w, r, "", st.ModTime(), f)
 }

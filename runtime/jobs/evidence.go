@@ -126,3 +126,20 @@ func within(dir, path string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
+
+// EvidenceFile opens a run's evidence file by its id, for the person to look at; the error is
+// os.ErrNotExist when the run has no such evidence.
+func (s *Service) EvidenceFile(jobID, id string) (*os.File, string, error) {
+	if !strings.HasPrefix(jobID, "job_") || strings.ContainsAny(jobID+id, `/\.`) || !strings.HasPrefix(id, "evd_") {
+		return nil, "", os.ErrNotExist
+	}
+	m, _ := filepath.Glob(filepath.Join(s.opts.DataDir, "evidence", jobID, id+"-*"))
+	if len(m) != 1 {
+		return nil, "", os.ErrNotExist
+	}
+	f, err := os.Open(m[0])
+	if err != nil {
+		return nil, "", os.ErrNotExist
+	}
+	return f, strings.TrimPrefix(filepath.Base(m[0]), id+"-"), nil
+}
