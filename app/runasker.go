@@ -5,7 +5,9 @@ import (
 	"log/slog"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/acp"
 	"github.com/ensemblework/ensemble/engines/claude"
+	"github.com/ensemblework/ensemble/engines/codex"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/needs"
@@ -48,7 +50,10 @@ func (a needsAsker) WithdrawRun(ctx context.Context, runID string) (int, error) 
 // agentDrivers are the agents this build can run, by name.
 func agentDrivers(log *slog.Logger) map[string]engines.Driver {
 	drivers := map[string]engines.Driver{}
-	for _, d := range []engines.Driver{claude.New(claude.WithLogger(log))} {
+	for _, d := range []engines.Driver{claude.New(claude.WithLogger(log)), codex.New(codex.WithLogger(log))} {
+		drivers[d.Name()] = d
+	}
+	for _, d := range acp.Drivers(acp.WithLogger(log)) {
 		drivers[d.Name()] = d
 	}
 	return drivers

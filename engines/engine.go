@@ -37,6 +37,9 @@ type Spec struct {
 	MCP MCPServer
 	// Home overrides HOME for the agent (tests point the real CLI at the scripted model this way).
 	Home string
+	// Sandbox asks for the agent's own OS sandbox around its commands. An agent that has none
+	// there does not start (the driver's error says to turn it off).
+	Sandbox bool
 }
 
 // MCPServer is an MCP server the agent should start over stdio, or reach over HTTP.

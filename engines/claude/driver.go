@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/agentproc"
 )
 
 // Driver starts runs of Claude Code. Make one with [New].
@@ -82,7 +83,7 @@ func (d *Driver) Start(ctx context.Context, spec engines.Spec, host engines.Host
 		if bin, err = Find(home, spec.Folder); err != nil {
 			return nil, err
 		}
-	} else if !executable(bin) {
+	} else if !agentproc.Executable(bin) {
 		return nil, fmt.Errorf("%w: %s is not an executable file; %s", engines.ErrNotInstalled, bin, installHint)
 	}
 	return start(ctx, d, bin, home, spec, host)

@@ -244,9 +244,9 @@ func testStop(t *testing.T, bin string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shell := readPID(t, pidFile)
+	shell := enginetest.ReadPID(t, pidFile)
 	claudePID := r.(*run).cmd.Process.Pid
-	if !alive(shell) || !alive(claudePID) {
+	if !enginetest.Alive(shell) || !enginetest.Alive(claudePID) {
 		t.Fatal("nothing to stop")
 	}
 	start := time.Now()
@@ -263,11 +263,11 @@ func testStop(t *testing.T, bin string) {
 		t.Errorf("Wait: got %v, want ErrStopped", err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for (alive(shell) || alive(claudePID) || len(processesWith("sleep 3017")) > 0) && time.Now().Before(deadline) {
+	for (enginetest.Alive(shell) || enginetest.Alive(claudePID) || len(processesWith("sleep 3017")) > 0) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if alive(shell) || alive(claudePID) {
-		t.Errorf("still running after Stop: claude %d %v, its shell %d %v", claudePID, alive(claudePID), shell, alive(shell))
+	if enginetest.Alive(shell) || enginetest.Alive(claudePID) {
+		t.Errorf("still running after Stop: claude %d %v, its shell %d %v", claudePID, enginetest.Alive(claudePID), shell, enginetest.Alive(shell))
 	}
 	if left := processesWith("sleep 3017"); len(left) > 0 {
 		t.Errorf("the tool's command is still running: pids %v", left)
@@ -284,7 +284,7 @@ func processesWith(s string) []int {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + ent.Name() + "/cmdline")
-		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) && alive(pid) {
+		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) && enginetest.Alive(pid) {
 			out = append(out, pid)
 		}
 	}

@@ -7,14 +7,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/enginetest"
 )
 
 // shortGraces makes stopping quick for a test.
@@ -41,53 +39,8 @@ printf '{"type":"control_response","response":{"subtype":"success","request_id":
 read -r brief
 `
 
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	// A zombie waiting for a parent that does not reap is gone too.
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	f := strings.Fields(string(b))
-	return len(f) < 3 || f[2] != "Z"
-}
-
-func readPID(t *testing.T, path string) int {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(path)
-		if s := strings.TrimSpace(string(b)); err == nil && strings.HasSuffix(string(b), "\n") {
-			pid, err := strconv.Atoi(s)
-			if err == nil {
-				return pid
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no pid in %s", path)
-	return 0
-}
-
-// noLeaks fails t if goroutines started during the test outlive it.
-func noLeaks(t *testing.T) {
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > before {
-			buf := make([]byte, 1<<16)
-			t.Errorf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
-		}
-	})
-}
-
 func TestStopEndsProcessGroup(t *testing.T) {
-	noLeaks(t)
+	enginetest.NoLeaks(t)
 	shortGraces(t)
 	dir := t.TempDir()
 	// A stand-in that ignores the interrupt, its input closing and SIGTERM,
@@ -102,7 +55,7 @@ while :; do sleep 1; done
 	if err != nil {
 		t.Fatal(err)
 	}
-	self, child := readPID(t, dir+"/self"), readPID(t, dir+"/child")
+	self, child := enginetest.ReadPID(t, dir+"/self"), enginetest.ReadPID(t, dir+"/child")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := run.Stop(ctx); err != nil {
@@ -112,16 +65,16 @@ while :; do sleep 1; done
 		t.Errorf("Wait: got %v, want ErrStopped", err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for (alive(self) || alive(child)) && time.Now().Before(deadline) {
+	for (enginetest.Alive(self) || enginetest.Alive(child)) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if alive(self) || alive(child) {
-		t.Errorf("still running after Stop: stand-in %d %v, its child %d %v", self, alive(self), child, alive(child))
+	if enginetest.Alive(self) || enginetest.Alive(child) {
+		t.Errorf("still running after Stop: stand-in %d %v, its child %d %v", self, enginetest.Alive(self), child, enginetest.Alive(child))
 	}
 }
 
 func TestContextCancelStops(t *testing.T) {
-	noLeaks(t)
+	enginetest.NoLeaks(t)
 	shortGraces(t)
 	dir := t.TempDir()
 	bin := standIn(t, `sleep 300 &
@@ -134,7 +87,7 @@ wait
 	if err != nil {
 		t.Fatal(err)
 	}
-	child := readPID(t, dir+"/child")
+	child := enginetest.ReadPID(t, dir+"/child")
 	cancel()
 	done := make(chan error, 1)
 	go func() { _, err := run.Wait(); done <- err }()
@@ -147,16 +100,16 @@ wait
 		t.Fatal("the run did not end after its context was cancelled")
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for alive(child) && time.Now().Before(deadline) {
+	for enginetest.Alive(child) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if alive(child) {
+	if enginetest.Alive(child) {
 		t.Errorf("child %d still running", child)
 	}
 }
 
 func TestRunWithStandIn(t *testing.T) {
-	noLeaks(t)
+	enginetest.NoLeaks(t)
 	dir := t.TempDir()
 	argsFile := filepath.Join(dir, "args")
 	bin := standIn(t, `printf '%s\n' "$@" > `+argsFile+`
@@ -276,10 +229,5 @@ func TestFindSkipsWorkFolder(t *testing.T) {
 	}
 	if want := filepath.Join(home, ".local", "bin", "claude"); got != want {
 		t.Errorf("got %s, want %s", got, want)
-	}
-	for _, d := range TrustedPath(home, work) {
-		if !filepath.IsAbs(d) || within(d, work) {
-			t.Errorf("trusted path holds %s", d)
-		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/agentproc"
 )
 
 // How long each step of stopping waits before the next, harder one.
@@ -64,14 +65,14 @@ func start(ctx context.Context, d *Driver, bin, home string, spec engines.Spec, 
 	if err != nil {
 		return nil, err
 	}
-	path := strings.Join(TrustedPath(home, spec.Folder), string(os.PathListSeparator))
+	path := strings.Join(agentproc.TrustedPath(home, spec.Folder), string(os.PathListSeparator))
 
 	killCtx, kill := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(killCtx, bin, args(spec, settings, mcp)...)
 	cmd.Dir = spec.Folder
 	cmd.Env = agentEnv(d.environ(), spec.Home, path, spec.Env)
-	ownGroup(cmd)
-	cmd.Cancel = func() error { return signalGroup(cmd, false) }
+	agentproc.OwnGroup(cmd)
+	cmd.Cancel = func() error { return agentproc.SignalGroup(cmd, false) }
 	cmd.WaitDelay = termGrace
 
 	// Our own pipes rather than StdoutPipe: Wait must not wait on a
@@ -199,7 +200,7 @@ func (r *run) wait(outR, errR *os.File, outDone, errDone chan struct{}) {
 	werr := r.cmd.Wait()
 	close(r.exited)
 	// Whatever the agent left running in its group goes with it.
-	_ = signalGroup(r.cmd, true)
+	_ = agentproc.SignalGroup(r.cmd, true)
 	r.kill()
 	for _, p := range []struct {
 		f    *os.File
@@ -286,7 +287,7 @@ func (r *run) Stop(ctx context.Context) error {
 		<-r.done
 		return nil
 	}
-	_ = signalGroup(r.cmd, true)
+	_ = agentproc.SignalGroup(r.cmd, true)
 	select {
 	case <-r.done:
 		return nil

@@ -1,6 +1,6 @@
 //go:build unix
 
-package claude
+package agentproc
 
 import (
 	"errors"
@@ -8,16 +8,16 @@ import (
 	"syscall"
 )
 
-// ownGroup starts cmd in a process group of its own, so the agent and
+// OwnGroup starts cmd in a process group of its own, so the agent and
 // everything it starts (shells, MCP servers, language servers) end together.
-func ownGroup(cmd *exec.Cmd) {
+func OwnGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	dieWithParent(cmd.SysProcAttr)
 }
 
-// signalGroup sends SIGTERM (or SIGKILL when hard) to cmd's whole process
+// SignalGroup sends SIGTERM (or SIGKILL when hard) to cmd's whole process
 // group. A group already gone is not an error.
-func signalGroup(cmd *exec.Cmd, hard bool) error {
+func SignalGroup(cmd *exec.Cmd, hard bool) error {
 	if cmd.Process == nil {
 		return nil
 	}

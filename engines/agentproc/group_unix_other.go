@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package claude
+package agentproc
 
 import "syscall"
 

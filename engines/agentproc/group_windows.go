@@ -1,6 +1,6 @@
 //go:build windows
 
-package claude
+package agentproc
 
 import (
 	"os/exec"
@@ -8,17 +8,17 @@ import (
 	"syscall"
 )
 
-// ownGroup starts cmd in a process group of its own. Windows has no signal
-// to send it; signalGroup ends the tree instead.
-func ownGroup(cmd *exec.Cmd) {
+// OwnGroup starts cmd in a process group of its own. Windows has no signal
+// to send it; SignalGroup ends the tree instead.
+func OwnGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
 }
 
-// signalGroup ends cmd and every process it started (taskkill /T), whether
+// SignalGroup ends cmd and every process it started (taskkill /T), whether
 // asked gently or not: Windows console programs have no SIGTERM. A Job
 // Object would also catch children that outlive their parent; taskkill
 // follows the parent links that still exist.
-func signalGroup(cmd *exec.Cmd, hard bool) error {
+func SignalGroup(cmd *exec.Cmd, hard bool) error {
 	if cmd.Process == nil {
 		return nil
 	}

@@ -1,0 +1,205 @@
+package acp
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/ensemblework/ensemble/engines"
+)
+
+// Profile is what differs between the ACP agents (spec 003 §3, §3.3).
+type Profile struct {
+	Name     string   // the driver's name: "opencode", "gemini", …
+	Title    string   // the agent's name in sentences: "OpenCode"
+	Programs []string // the program's names on the trusted PATH, first found wins
+	// Args is the program's command line for spec. mcpFile is the per-run MCP config file when
+	// MCPFile is set ("" otherwise).
+	Args func(spec engines.Spec, mcpFile string) []string
+	// Env is set in the agent's environment (after Drop, before the run's own Spec.Env).
+	Env func(spec engines.Spec) map[string]string
+	// Drop is removed from the agent's environment on top of [keyVariables].
+	Drop []string
+	// Login is the command the person runs to sign in ("opencode auth login").
+	Login string
+	// AuthMethod is the authenticate method used when the agent offers it: the agent's stored
+	// sign-in. "" sends no authenticate.
+	AuthMethod string
+	// InitMeta is sent as initialize's _meta.
+	InitMeta map[string]any
+	// Sandbox reports whether the agent has an OS sandbox Ensemble can turn on on goos; the Args of
+	// such an agent turn it on when spec.Sandbox is set.
+	Sandbox func(goos string) bool
+	// MCPFile: the run's MCP server goes in a config file named on the command line (Copilot takes
+	// only http MCP servers from the client), not in session/new.
+	MCPFile bool
+	// ModelFlag: the model and thinking level are given on the command line (Args), not set
+	// through the session's options.
+	ModelFlag bool
+	// Mode is the session mode a session is set to when it starts in another one (the mode that
+	// asks before edits and commands); "" leaves the mode alone.
+	Mode string
+	// ConfigOff names boolean (or on/off) session options set to off when on: Copilot's allow_all.
+	ConfigOff []string
+}
+
+// signedOut is the sentence a run stops with when the agent has no sign-in.
+func (p Profile) signedOut() error {
+	return fmt.Errorf("%w: %s is not signed in. Run `%s` there (or press Sign in under Settings → Models)", engines.ErrSignedOut, p.Title, p.Login)
+}
+
+// noSandbox is the sentence a run with Sandbox on stops with (spec 003 §3.3).
+func (p Profile) noSandbox() error {
+	return fmt.Errorf("%s has no OS sandbox Ensemble can turn on here. Turn the sandbox off for this run: Ensemble still judges every command, edit, outside read and fetch %s asks to make.", p.Title, p.Title)
+}
+
+func never(string) bool { return false }
+
+func onlyDarwin(goos string) bool { return goos == "darwin" }
+
+func always(string) bool { return true }
+
+func withModel(a []string, spec engines.Spec) []string {
+	if spec.Model != "" {
+		a = append(a, "--model", spec.Model)
+	}
+	return a
+}
+
+// ensembleTools are Ensemble's own MCP tools, which run without asking (ENSEMBLE_OWN_TOOLS).
+var ensembleTools = []string{"ask_person", "report_result", "attach_evidence"}
+
+// Profiles are the ACP agents this package runs, in the spec's order.
+func Profiles() []Profile {
+	return []Profile{
+		{
+			Name: "cursor", Title: "Cursor's agent", Programs: []string{"cursor-agent", "agent"},
+			Args: func(spec engines.Spec, _ string) []string {
+				sb := "disabled"
+				if spec.Sandbox {
+					sb = "enabled"
+				}
+				a := []string{"--sandbox", sb, "--workspace", spec.Folder}
+				return append(withModel(a, spec), "acp")
+			},
+			ModelFlag: true,
+			Drop:      []string{"CURSOR_API_KEY"},
+			Login:     "agent login", AuthMethod: "cursor_login",
+			Sandbox: always,
+		},
+		{
+			Name: "copilot", Title: "GitHub Copilot", Programs: []string{"copilot"},
+			Args: func(spec engines.Spec, mcpFile string) []string {
+				a := []string{"--acp", "--no-auto-update", "--no-ask-user"}
+				if mcpFile != "" {
+					name := spec.MCP.Name
+					if name == "" {
+						name = "ensemble"
+					}
+					a = append(a, "--additional-mcp-config", "@"+mcpFile)
+					for _, t := range ensembleTools {
+						a = append(a, "--allow-tool", name+"("+t+")")
+					}
+				}
+				a = append(a, "--disallow-temp-dir")
+				if spec.Sandbox {
+					a = append(a, "--sandbox")
+				}
+				a = withModel(a, spec)
+				if spec.Effort != "" {
+					a = append(a, "--reasoning-effort", spec.Effort)
+				}
+				return a
+			},
+			ModelFlag: true, MCPFile: true,
+			Env:   func(engines.Spec) map[string]string { return map[string]string{"COPILOT_AUTO_UPDATE": "false"} },
+			Drop:  []string{"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_ALLOW_ALL", "COPILOT_ASSISTED_APPROVAL"},
+			Login: "copilot login",
+			// Seatbelt on macOS; bubblewrap on Linux (which says what is missing when it cannot run).
+			Sandbox:   func(goos string) bool { return goos == "darwin" || goos == "linux" },
+			Mode:      "agent",
+			ConfigOff: []string{"allow_all"},
+		},
+		{
+			Name: "gemini", Title: "Gemini CLI", Programs: []string{"gemini"},
+			Args: func(spec engines.Spec, _ string) []string {
+				a := []string{"--acp", "--approval-mode", "default"}
+				if spec.Sandbox {
+					a = append(a, "--sandbox")
+				}
+				return withModel(a, spec)
+			},
+			ModelFlag: true,
+			Login:     "gemini", Sandbox: onlyDarwin,
+		},
+		{
+			Name: "opencode", Title: "OpenCode", Programs: []string{"opencode"},
+			Args: func(engines.Spec, string) []string { return []string{"acp"} },
+			Env: func(spec engines.Spec) map[string]string {
+				env := map[string]string{
+					"OPENCODE_PERMISSION":         opencodePermission,
+					"OPENCODE_CONFIG_CONTENT":     `{"permission":` + opencodePermission + `}`,
+					"OPENCODE_DISABLE_AUTOUPDATE": "1",
+				}
+				if !spec.Trusted {
+					env["OPENCODE_DISABLE_PROJECT_CONFIG"] = "1"
+				}
+				return env
+			},
+			Login: "opencode auth login", Sandbox: never,
+		},
+		{
+			Name: "qwen", Title: "Qwen Code", Programs: []string{"qwen"},
+			Args: func(spec engines.Spec, _ string) []string {
+				a := []string{"--acp", "--approval-mode", "default"}
+				if spec.Sandbox {
+					a = append(a, "--sandbox")
+				}
+				return withModel(a, spec)
+			},
+			ModelFlag: true,
+			Login:     "qwen", Sandbox: onlyDarwin,
+		},
+		{
+			Name: "kimi", Title: "Kimi Code", Programs: []string{"kimi"},
+			Args: func(engines.Spec, string) []string { return []string{"acp"} },
+			Env: func(spec engines.Spec) map[string]string {
+				if spec.Trusted {
+					return map[string]string{"KIMI_CODE_TRUST_WORKSPACE": "1"}
+				}
+				return nil
+			},
+			Drop:  []string{"MOONSHOT_API_KEY", "KIMI_CODE_TRUST_WORKSPACE"},
+			Login: "kimi login", AuthMethod: "login", Mode: "default", Sandbox: never,
+		},
+		{
+			Name: "vibe", Title: "Mistral Vibe", Programs: []string{"vibe-acp"},
+			Args:  func(engines.Spec, string) []string { return nil },
+			Login: "vibe-acp --setup", Mode: "ask", Sandbox: never,
+		},
+		{
+			Name: "grok", Title: "Grok Build", Programs: []string{"grok"},
+			Args: func(engines.Spec, string) []string {
+				return []string{"--permission-mode", "default", "agent", "stdio"}
+			},
+			Login: "grok login", AuthMethod: "cached_token",
+			InitMeta: map[string]any{"clientType": "extension"},
+			Sandbox:  never,
+		},
+	}
+}
+
+// opencodePermission asks before every edit, command, fetch, subagent and outside path
+// (OPENCODE_PERMISSIONS); reads, searches and OpenCode's own bookkeeping go ahead.
+const opencodePermission = `{"edit":"ask","bash":"ask","webfetch":"ask","task":"ask","external_directory":"ask"}`
+
+// keyVariables would bill an API account instead of the person's plan, or are Ensemble's own
+// tokens; every ACP agent loses them (spec 003 §6, agentEnv).
+var keyVariables = []string{
+	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+	"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN", "CURSOR_API_KEY",
+	"XAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
+	"OPENROUTER_API_KEY", "MISTRAL_API_KEY",
+	"ENSEMBLE_DESKTOP_TOKEN", "ENSEMBLE_INTERNAL_TOKEN",
+}
+
+var goos = runtime.GOOS

@@ -1,0 +1,286 @@
+package codex
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// The app-server protocol, as codex 0.171 speaks it over stdio: JSON-RPC 2.0
+// messages one per line, both ways, without the "jsonrpc" member.
+//
+//	Start:  >> initialize {clientInfo}   << result {userAgent, codexHome, …}
+//	        >> initialized               (a notification)
+//	        >> account/read {}           << result {account, requiresOpenaiAuth}
+//	        >> thread/start {cwd, approvalPolicy, sandbox, config} | thread/resume {threadId, …}
+//	        >> turn/start {threadId, input, effort}
+//	Turn:   << item/started, item/completed, item/*/delta, thread/tokenUsage/updated, error …
+//	        << item/commandExecution/requestApproval (id 0, 1, …)  >> result {decision: accept | decline}
+//	        << serverRequest/resolved {requestId}                (Codex no longer waits for that answer)
+//	        << turn/completed {turn: {status, error}}
+//	Stop:   >> turn/interrupt {threadId, turnId}; stdin closed → codex exits.
+//
+// Either side numbers its own requests; a response carries the request's id.
+
+// maxLine caps one protocol line. Command output and diffs travel inline, so
+// lines are long, but a line past this is a broken peer.
+const maxLine = 10 << 20
+
+// rpcError is a JSON-RPC error answer.
+type rpcError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *rpcError) Error() string { return e.Message }
+
+// wireMessage is any line: a request (id and method), a notification
+// (method only) or a response (id with result or error).
+type wireMessage struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *rpcError       `json:"error,omitempty"`
+}
+
+// handler answers what Codex sends. notify runs on the reading goroutine, in
+// order; request runs on a goroutine of its own per request, so an approval
+// waiting for the person does not hold up the stream, and its ctx ends when
+// Codex resolves the request some other way or the connection closes.
+type handler interface {
+	notify(method string, params json.RawMessage)
+	request(ctx context.Context, method string, params json.RawMessage) (any, error)
+	protocolError(text string)
+}
+
+// conn is one app-server connection: codex's stdin as w, its stdout given to
+// serve.
+type conn struct {
+	w io.Writer
+	h handler
+
+	wmu sync.Mutex // one line at a time
+
+	mu       sync.Mutex // guards the following fields
+	pending  map[int64]chan wireMessage
+	inflight map[string]context.CancelFunc // Codex's request id (as JSON) → withdraw
+	seq      int64
+	closed   bool
+
+	done chan struct{} // closed when serve returns
+	wg   sync.WaitGroup
+}
+
+func newConn(w io.Writer, h handler) *conn {
+	return &conn{
+		w:        w,
+		h:        h,
+		pending:  map[int64]chan wireMessage{},
+		inflight: map[string]context.CancelFunc{},
+		done:     make(chan struct{}),
+	}
+}
+
+// errClosed is returned by call once Codex's output has ended.
+var errClosed = errors.New("codex: connection closed")
+
+// send writes v as one line.
+func (c *conn) send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("codex: encode: %w", err)
+	}
+	b = append(b, '\n')
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.w.Write(b); err != nil {
+		return fmt.Errorf("codex: write: %w", err)
+	}
+	return nil
+}
+
+// notify sends a notification.
+func (c *conn) notify(method string, params any) error {
+	m := map[string]any{"method": method}
+	if params != nil {
+		m["params"] = params
+	}
+	return c.send(m)
+}
+
+// call sends a request and waits for its result.
+func (c *conn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, errClosed
+	}
+	c.seq++
+	id := c.seq
+	ch := make(chan wireMessage, 1)
+	c.pending[id] = ch
+	c.mu.Unlock()
+	drop := func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}
+	if params == nil {
+		params = map[string]any{}
+	}
+	if err := c.send(map[string]any{"id": id, "method": method, "params": params}); err != nil {
+		drop()
+		return nil, err
+	}
+	select {
+	case m, ok := <-ch:
+		if !ok {
+			return nil, errClosed
+		}
+		if m.Error != nil {
+			return nil, fmt.Errorf("codex: %s: %w", method, m.Error)
+		}
+		return m.Result, nil
+	case <-ctx.Done():
+		drop()
+		return nil, context.Cause(ctx)
+	}
+}
+
+// call sends a request and decodes its result into T.
+func call[T any](ctx context.Context, c *conn, method string, params any) (T, error) {
+	var out T
+	raw, err := c.call(ctx, method, params)
+	if err != nil {
+		return out, err
+	}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return out, fmt.Errorf("codex: %s: read the answer: %w", method, err)
+		}
+	}
+	return out, nil
+}
+
+// withdraw ends the handling of Codex's request id: Codex resolved it some
+// other way (the turn was interrupted), so nobody reads the answer.
+func (c *conn) withdraw(id json.RawMessage) {
+	c.mu.Lock()
+	stop := c.inflight[string(id)]
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// serve reads lines from r until it ends, then withdraws every request still
+// being answered and waits for those answers to return.
+func (c *conn) serve(ctx context.Context, r io.Reader) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		c.mu.Lock()
+		c.closed = true
+		for id, ch := range c.pending {
+			close(ch)
+			delete(c.pending, id)
+		}
+		c.mu.Unlock()
+		c.wg.Wait()
+		close(c.done)
+	}()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	for sc.Scan() {
+		c.dispatch(ctx, sc.Bytes())
+	}
+	if err := sc.Err(); err != nil {
+		c.h.protocolError(fmt.Sprintf("Codex's output could not be read: %v", err))
+		return fmt.Errorf("codex: read: %w", err)
+	}
+	return nil
+}
+
+func (c *conn) dispatch(ctx context.Context, line []byte) {
+	if len(line) == 0 {
+		return
+	}
+	var m wireMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		c.h.protocolError(fmt.Sprintf("Codex sent a line that is not JSON: %.200q", line))
+		return
+	}
+	hasID := len(m.ID) > 0 && string(m.ID) != "null"
+	switch {
+	case m.Method != "" && hasID:
+		c.handleRequest(ctx, m)
+	case m.Method != "":
+		c.h.notify(m.Method, m.Params)
+	case hasID:
+		var id int64
+		if json.Unmarshal(m.ID, &id) != nil {
+			c.h.protocolError(fmt.Sprintf("Codex answered a request Ensemble never sent (id %s).", m.ID))
+			return
+		}
+		c.mu.Lock()
+		ch, ok := c.pending[id]
+		delete(c.pending, id)
+		c.mu.Unlock()
+		if !ok {
+			c.h.protocolError(fmt.Sprintf("Codex answered a request Ensemble never sent (id %d).", id))
+			return
+		}
+		ch <- m
+	default:
+		c.h.protocolError(fmt.Sprintf("Codex sent a message that is neither a request, a notification nor an answer: %.200q", line))
+	}
+}
+
+func (c *conn) handleRequest(ctx context.Context, m wireMessage) {
+	key := string(m.ID)
+	rctx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	if _, dup := c.inflight[key]; dup {
+		c.mu.Unlock()
+		cancel()
+		c.h.protocolError(fmt.Sprintf("Codex sent request %s twice.", key))
+		return
+	}
+	c.inflight[key] = cancel
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			c.mu.Lock()
+			delete(c.inflight, key)
+			c.mu.Unlock()
+			cancel()
+		}()
+		res, err := c.h.request(rctx, m.Method, m.Params)
+		if rctx.Err() != nil {
+			return // resolved by Codex, or the connection closed: nobody reads an answer
+		}
+		out := map[string]any{"id": m.ID}
+		var re *rpcError
+		switch {
+		case errors.As(err, &re):
+			out["error"] = re
+		case err != nil:
+			out["error"] = &rpcError{Code: -32603, Message: err.Error()}
+		case res == nil:
+			out["result"] = map[string]any{}
+		default:
+			out["result"] = res
+		}
+		if err := c.send(out); err != nil {
+			c.h.protocolError(fmt.Sprintf("The answer to Codex's %s request could not be sent: %v", m.Method, err))
+		}
+	}()
+}

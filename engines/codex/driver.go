@@ -1,0 +1,91 @@
+// Package codex drives Codex (the person's own `codex`) through `codex
+// app-server`, its JSON-RPC protocol over stdio: every command and file change
+// Codex asks approval for goes to the host's judge, its questions
+// (request_user_input, MCP servers' forms) go to the person, and every item
+// it reports becomes an [engines.Event].
+//
+// # Usage
+//
+//	d := codex.New(codex.WithLogger(log))
+//	run, err := d.Start(ctx, engines.Spec{Folder: dir, Prompt: "Fix the tests"}, host)
+//	...
+//	res, err := run.Wait()
+//
+// The CLI runs with pipes (never a PTY) in the work folder, in a process group
+// of its own (on Linux it dies with the runtime), with the API-key variables
+// removed from its environment unless the person's own config.toml names one
+// as its provider's key. One run is one turn in one thread: a new thread, or
+// Spec.Resume's (thread/resume). The thread asks before every command Codex
+// does not consider safe (approvalPolicy "untrusted") and works in Codex's
+// own sandbox (workspace-write); the folder's own .codex settings load only
+// when Spec.Trusted is set.
+package codex
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/agentproc"
+)
+
+// Driver starts runs of Codex. Make one with [New].
+type Driver struct {
+	bin     string
+	log     *slog.Logger
+	environ func() []string
+}
+
+var _ engines.Driver = (*Driver)(nil)
+
+// Option configures a [Driver].
+type Option func(*Driver)
+
+// WithBinary runs the codex at path instead of looking it up on the trusted
+// path (tests, or a copy the person chose in settings).
+func WithBinary(path string) Option { return func(d *Driver) { d.bin = path } }
+
+// WithLogger logs protocol trouble and the CLI's standard error to log.
+func WithLogger(log *slog.Logger) Option { return func(d *Driver) { d.log = log } }
+
+// New returns a Codex driver.
+func New(opts ...Option) *Driver {
+	d := &Driver{log: slog.New(slog.DiscardHandler), environ: os.Environ}
+	for _, o := range opts {
+		o(d)
+	}
+	return d
+}
+
+// Name is "codex".
+func (d *Driver) Name() string { return "codex" }
+
+// Start starts codex app-server on spec. It returns once the process is
+// running; the protocol (initialize, account/read, the thread, the turn) goes
+// on in the background, and a refusal there (not signed in) ends the run with
+// its error from Wait.
+func (d *Driver) Start(ctx context.Context, spec engines.Spec, host engines.Host) (engines.Run, error) {
+	if host == nil {
+		return nil, fmt.Errorf("codex: start: no host")
+	}
+	if spec.Folder == "" || !filepath.IsAbs(spec.Folder) {
+		return nil, fmt.Errorf("codex: start: the work folder must be an absolute path (got %q)", spec.Folder)
+	}
+	if fi, err := os.Stat(spec.Folder); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("codex: start: the work folder %s does not exist", spec.Folder)
+	}
+	home, _ := os.UserHomeDir()
+	bin := d.bin
+	if bin == "" {
+		var err error
+		if bin, err = Find(home, spec.Folder); err != nil {
+			return nil, err
+		}
+	} else if !agentproc.Executable(bin) {
+		return nil, fmt.Errorf("%w: %s is not an executable file; %s", engines.ErrNotInstalled, bin, installHint)
+	}
+	return start(ctx, d, bin, home, spec, host)
+}

@@ -1,0 +1,95 @@
+package codex
+
+import (
+	"github.com/ensemblework/ensemble/engines"
+)
+
+// mcpToolTimeout lets a question to the person through the run's MCP server
+// wait a day (spec 003 §8, Codex's tool_timeout_sec), as long as its card
+// lasts.
+const mcpToolTimeout = 86400
+
+// Codex's approval policy and sandbox for a run's thread: ask before every
+// command Codex does not consider safe, and confine what it runs to the work
+// folder with its own sandbox (Seatbelt, bubblewrap, its Windows sandbox).
+const (
+	approvalPolicy = "untrusted"
+	sandboxMode    = "workspace-write"
+)
+
+// trustLevel is config.projects[folder].trust_level for the thread: the
+// folder's .codex hooks, rules and MCP servers run only in a folder the person
+// trusted by name.
+func trustLevel(trusted bool) string {
+	if trusted {
+		return "trusted"
+	}
+	return "untrusted"
+}
+
+// threadConfig is the thread's config overrides (thread/start and
+// thread/resume's config: dotted keys, values as in config.toml).
+func threadConfig(spec engines.Spec) map[string]any {
+	cfg := map[string]any{
+		// The whole table, not a dotted key: a folder's path has dots in it.
+		"projects": map[string]any{spec.Folder: map[string]any{"trust_level": trustLevel(spec.Trusted)}},
+	}
+	if m := spec.MCP; m.Command != "" || m.URL != "" {
+		name := m.Name
+		if name == "" {
+			name = "ensemble"
+		}
+		server := map[string]any{"tool_timeout_sec": mcpToolTimeout}
+		if m.Command != "" {
+			server["command"] = m.Command
+			server["args"] = nonNil(m.Args)
+			if len(m.Env) > 0 {
+				server["env"] = m.Env
+			}
+		} else {
+			server["url"] = m.URL
+			if len(m.Headers) > 0 {
+				server["http_headers"] = m.Headers
+			}
+		}
+		cfg["mcp_servers."+name] = server
+	}
+	return cfg
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// threadParams are thread/start's params for spec, or thread/resume's when
+// spec resumes a thread.
+func threadParams(spec engines.Spec) map[string]any {
+	p := map[string]any{
+		"cwd":            spec.Folder,
+		"approvalPolicy": approvalPolicy,
+		"sandbox":        sandboxMode,
+		"config":         threadConfig(spec),
+	}
+	if spec.Model != "" {
+		p["model"] = spec.Model
+	}
+	if spec.Resume != "" {
+		p["threadId"] = spec.Resume
+	}
+	return p
+}
+
+// turnParams are turn/start's params: the brief, and the thinking level.
+func turnParams(threadID string, spec engines.Spec) map[string]any {
+	p := map[string]any{
+		"threadId": threadID,
+		"input":    []any{map[string]any{"type": "text", "text": spec.Prompt, "text_elements": []any{}}},
+	}
+	if spec.Effort != "" {
+		p["effort"] = spec.Effort
+	}
+	return p
+}
