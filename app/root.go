@@ -65,6 +65,7 @@ talk to that running runtime.`,
 	}
 	root.PersistentFlags().StringVar(&g.data, "data", "", "data folder (default $ENSEMBLE_DATA, else the OS's application data folder)")
 	root.AddCommand(newServeCmd(g), newStatusCmd(g), newOpenCmd(g), newTasksCmd(g), newNeedsCmd(g), newBackupCmd(g), newJudgeCmd(), newDesktopCmd(g), newRunCmd(g))
-	root.AddCommand(newMCPCmd(g), newKeysCmd(g))
+	root.AddCommand(newMCPCmd(g), newKeysCmd(g), newSessionsCmd(g))
+	root.AddCommand(newRelayCmd(g), newPairCmd(g), newAgentsCmd(g))
 	return root
 }

@@ -29,6 +29,7 @@ type runFlags struct {
 	agent, folder, task, mode, model, effort, git, outside string
 	cont, repo                                             string
 	folderSet                                              bool // --folder was given
+	newSession                                             bool
 	worktree, workspace, trusted, detach                   bool
 	noSandbox, noInternet, askBeforeCommit                 bool
 	maxMinutes, maxTurns                                   int
@@ -119,6 +120,7 @@ Ctrl-C stops the run. With --detach the command returns once the run is assigned
 	fl.IntVar(&f.maxMinutes, "max-minutes", 0, "stop after this many minutes of work (time waiting on you not counted; 0: none)")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop after this many agent turns (0: none)")
 	fl.BoolVar(&f.detach, "detach", false, "assign the run and return without following it")
+	fl.BoolVar(&f.newSession, "new-session", false, "always start a new agent session (no continuing a fitting earlier one)")
 	fl.StringVar(&f.repo, "repo", "", "clone this repository (an https URL) as the run's folder")
 	fl.StringVar(&f.cont, "continue", "", "continue an earlier run's agent session (its id): same agent and folder, the conversation resumed")
 	return cmd
@@ -126,7 +128,7 @@ Ctrl-C stops the run. With --detach the command returns once the run is assigned
 
 // request builds the assignment from the flags.
 func (f runFlags) request(args []string) (jobs.AssignRequest, error) {
-	req := jobs.AssignRequest{Agent: f.agent, TaskID: f.task, Worktree: f.worktree, Continue: f.cont}
+	req := jobs.AssignRequest{Agent: f.agent, TaskID: f.task, Worktree: f.worktree, Continue: f.cont, NewSession: f.newSession}
 	if len(args) == 1 {
 		req.Title = args[0]
 	}

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/detect"
 	"github.com/ensemblework/ensemble/frontend"
+	"github.com/ensemblework/ensemble/relay"
 	"github.com/ensemblework/ensemble/runtime/api"
 	"github.com/ensemblework/ensemble/runtime/bridge/keys"
 	"github.com/ensemblework/ensemble/runtime/bridge/workspace"
@@ -22,6 +24,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/sessions"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -38,6 +41,8 @@ type runtimeConfig struct {
 	Log     *slog.Logger
 	// Drivers are the agents runs can use; nil for the ones this build has (tests set their own).
 	Drivers map[string]engines.Driver
+	// Relay turns on phone access through a relay; nil leaves it off.
+	Relay *relayConfig
 }
 
 // Runtime is a running runtime: its database, event bus, API server and listener. `ensemble serve`
@@ -51,8 +56,13 @@ type Runtime struct {
 	api    *api.Server
 	http   *http.Server
 	ln     net.Listener
+	phones *phoneAccess // nil while phone access is off
 	URL    string
 	served chan error
+
+	sessions *sessions.Service  // agent sessions: listed, deleted, chosen for new runs, cleaned up
+	agents   *detect.Service    // which agents this computer has
+	stop     context.CancelFunc // ends the runtime's own background work
 }
 
 // startRuntime opens the data folder and database, listens, writes api.json and serves.
@@ -86,9 +96,12 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	if drivers == nil {
 		drivers = agentDrivers(cfg.Log)
 	}
+	home, _ := os.UserHomeDir()
+	agents := detect.New(drivers, home)
 	url := "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir,
-		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run"})
+	ss := sessions.New(sessions.Options{Store: st, Writer: w, DataDir: cfg.DataDir, Log: cfg.Log})
+	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
+		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready})
 	if err := js.Start(ctx); err != nil {
 		ln.Close()
 		st.Close()
@@ -97,9 +110,27 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	token := api.NewLaunchToken()
 	files := rec.Files(filepath.Join(cfg.DataDir, "files"))
 	bridge := &api.Bridge{Keys: keys.New(st, w), Work: workspace.New(st, rec, files), Files: files}
-	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Bridge: bridge}, cfg.Log, st, bus, rec)
+	var key relay.DeviceKey
+	var phoneHost string
+	if cfg.Relay == nil {
+		if cfg.Relay, err = loadRelayConfig(cfg.DataDir); err != nil {
+			ln.Close()
+			js.Close()
+			st.Close()
+			return nil, err
+		}
+	}
+	if cfg.Relay != nil {
+		if key, phoneHost, err = relayHost(cfg.DataDir, cfg.Relay); err != nil {
+			ln.Close()
+			js.Close()
+			st.Close()
+			return nil, err
+		}
+	}
+	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Bridge: bridge, Sessions: ss, Relay: phoneHost, Agents: agents}, cfg.Log, st, bus, rec)
 	r := &Runtime{
-		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, api: srv, ln: ln,
+		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, sessions: ss, agents: agents, api: srv, ln: ln,
 		URL:    url,
 		served: make(chan error, 1),
 		http: &http.Server{
@@ -115,7 +146,15 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 		st.Close()
 		return nil, err
 	}
+	ss.Start() // the clean-up of retired sessions
 	go func() { r.served <- r.http.Serve(ln) }()
+	bg, stop := context.WithCancel(context.Background())
+	r.stop = stop
+	go agents.Run(bg) // detection runs agents' own commands: off the start-up path
+	if cfg.Relay != nil {
+		// The same http.Server serves phones, behind TLS that ends here.
+		r.phones = startPhoneAccess(cfg.DataDir, cfg.Relay, key, phoneHost, r.http, cfg.Log)
+	}
 	return r, nil
 }
 
@@ -139,6 +178,14 @@ func listen(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
+// PhoneURL is where a paired phone opens the runtime; "" while phone access is off.
+func (r *Runtime) PhoneURL() string {
+	if r.phones == nil {
+		return ""
+	}
+	return "https://" + r.phones.host + "/"
+}
+
 // SigninURL is a fresh one-time sign-in link for a browser.
 func (r *Runtime) SigninURL() string { return r.api.SigninURL(r.URL) }
 
@@ -148,7 +195,13 @@ func (r *Runtime) Done() <-chan error { return r.served }
 // Close stops serving (ending the event streams first, so shutdown does not wait on them), closes
 // the database and removes api.json.
 func (r *Runtime) Close() error {
+	if r.stop != nil {
+		r.stop()
+	}
 	r.bus.Close()
+	if r.phones != nil {
+		r.phones.Close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := r.http.Shutdown(ctx)
@@ -156,6 +209,7 @@ func (r *Runtime) Close() error {
 		err = r.http.Close()
 	}
 	removeAPIFile(r.cfg.DataDir, os.Getpid())
+	r.sessions.Close()
 	r.jobs.Close() // runs record that they were interrupted before the database closes
 	return errors.Join(err, r.store.Close())
 }

@@ -162,3 +162,34 @@ var (
 	// ErrStopped: the run was stopped on request.
 	ErrStopped = errors.New("run stopped")
 )
+
+// Detector is a driver that can say whether this computer has its agent, which version, and
+// whether it is signed in. Detection runs the agent's own commands (`--version`, its sign-in
+// status), each bounded by ctx.
+type Detector interface {
+	Detect(ctx context.Context, home string) Detection
+}
+
+// Detection is what a Detector found.
+type Detection struct {
+	Name      string   `json:"name"`
+	Title     string   `json:"title"`
+	Installed bool     `json:"installed"`
+	Path      string   `json:"path,omitempty"`
+	Version   string   `json:"version,omitempty"`
+	SignedIn  SignIn   `json:"signedIn"`
+	Login     string   `json:"login,omitempty"` // the command that signs in
+	Models    []string `json:"models,omitempty"`
+	// Problem is one sentence a person can act on when the agent cannot run now.
+	Problem string `json:"problem,omitempty"`
+}
+
+// SignIn is whether an agent is signed in.
+type SignIn string
+
+const (
+	SignedIn  SignIn = "yes"
+	SignedOut SignIn = "no"
+	// SignInUnknown: the agent has no way to ask without starting a session; it says so on first use.
+	SignInUnknown SignIn = "unknown"
+)

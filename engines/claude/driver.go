@@ -77,14 +77,21 @@ func (d *Driver) Start(ctx context.Context, spec engines.Spec, host engines.Host
 		return nil, fmt.Errorf("claude: start: the work folder %s does not exist", spec.Folder)
 	}
 	home, _ := os.UserHomeDir()
-	bin := d.bin
-	if bin == "" {
-		var err error
-		if bin, err = Find(home, spec.Folder); err != nil {
-			return nil, err
-		}
-	} else if !agentproc.Executable(bin) {
-		return nil, fmt.Errorf("%w: %s is not an executable file; %s", engines.ErrNotInstalled, bin, installHint)
+	bin, err := d.binary(home, spec.Folder)
+	if err != nil {
+		return nil, err
 	}
 	return start(ctx, d, bin, home, spec, host)
+}
+
+// binary is the agent's program: the one set with WithBinary, else the one on the trusted PATH
+// (never inside folder).
+func (d *Driver) binary(home, folder string) (string, error) {
+	if d.bin == "" {
+		return Find(home, folder)
+	}
+	if !agentproc.Executable(d.bin) {
+		return "", fmt.Errorf("%w: %s is not an executable file; %s", engines.ErrNotInstalled, d.bin, installHint)
+	}
+	return d.bin, nil
 }

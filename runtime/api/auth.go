@@ -104,6 +104,9 @@ func (s *Server) authenticate(r *http.Request) (bool, error) {
 		tok, ok := strings.CutPrefix(h, "Bearer ")
 		return ok && s.opts.Token.Equal(tok), nil
 	}
+	if c, err := r.Cookie(deviceCookie); err == nil && s.opts.Relay != "" {
+		return s.validDevice(r.Context(), c.Value) // a paired phone
+	}
 	c, err := r.Cookie(cookieName)
 	if err != nil {
 		return false, nil

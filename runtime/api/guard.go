@@ -28,6 +28,9 @@ func loopbackHost(host string) bool {
 // the person visits could reach it.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.viaRelay(r) && !s.relayAllowed(w, r) {
+			return
+		}
 		if !loopbackHost(r.Host) && !s.allowedHost(r.Host) {
 			writeError(w, http.StatusForbidden, "This address is not one Ensemble answers on; open it at http://127.0.0.1 or http://localhost.")
 			return
@@ -69,4 +72,36 @@ func sameOrigin(origin string, r *http.Request) bool {
 		scheme = "https"
 	}
 	return u.Scheme == scheme && strings.EqualFold(u.Host, r.Host)
+}
+
+// relayAllowed applies the rules for the runtime's relay name, where the neighbours
+// (<other-id>.<relay-domain>) are the same site, so SameSite cookies do not keep their pages out:
+// TLS only, HSTS, and every write, event stream and WebSocket upgrade from exactly the runtime's
+// relay origin. A same-origin EventSource sends no Origin (Fetch adds it only to CORS-tainted
+// requests), so a stream without one must carry Sec-Fetch-Site: same-origin, which browsers set and
+// pages cannot.
+func (s *Server) relayAllowed(w http.ResponseWriter, r *http.Request) bool {
+	if r.TLS == nil {
+		writeError(w, http.StatusForbidden, "The relay address is served over HTTPS only.")
+		return false
+	}
+	w.Header().Set("Strict-Transport-Security", "max-age=31536000")
+	origin := r.Header.Get("Origin")
+	if origin != "" && origin != s.relayOrigin() {
+		writeError(w, http.StatusForbidden, "Requests from another site are refused.")
+		return false
+	}
+	write := r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions
+	upgrade := r.Header.Get("Upgrade") != ""
+	stream := strings.Contains(r.Header.Get("Accept"), "text/event-stream") || r.URL.Path == "/api/events" ||
+		strings.HasSuffix(r.URL.Path, "/stream")
+	switch {
+	case (write || upgrade) && origin != s.relayOrigin():
+		writeError(w, http.StatusForbidden, "Requests from another site are refused.")
+		return false
+	case stream && origin == "" && r.Header.Get("Sec-Fetch-Site") != "same-origin":
+		writeError(w, http.StatusForbidden, "Requests from another site are refused.")
+		return false
+	}
+	return true
 }

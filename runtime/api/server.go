@@ -12,11 +12,13 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ensemblework/ensemble/engines/detect"
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/sessions"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -26,16 +28,23 @@ type Options struct {
 	Token   LaunchToken
 	// Hosts are extra host names the runtime answers to besides loopback ones (a relay hostname).
 	Hosts []string
+	// Relay is the runtime's name on its relay (<id>.<relay-domain>), served over TLS only, with
+	// exact Origin checks; empty while phone access is off.
+	Relay string
 	// UI is the built web UI; nil or without index.html, a page says how to build it.
 	UI fs.FS
 	// Keepalive is how often an idle event stream gets a comment line; 15 s when zero.
 	Keepalive time.Duration
 	// Needs is Needs me; its routes are mounted when it is set.
 	Needs *needs.Service
+	// Agents says which coding agents this computer has; its route is mounted when it is set.
+	Agents *detect.Service
 	// Jobs runs agents on tasks; its routes are mounted when it is set.
 	Jobs *jobs.Service
 	// Bridge is the context bridge's keys and answers; its routes are mounted when it is set.
 	Bridge *Bridge
+	// Sessions are the agent sessions derived from runs; their routes are mounted when it is set.
+	Sessions *sessions.Service
 }
 
 // Server serves the API.
@@ -46,6 +55,7 @@ type Server struct {
 	bus     *events.Bus
 	records *records.Service
 	links   links
+	pairs   pairing
 	now     func() time.Time
 }
 
@@ -53,6 +63,9 @@ type Server struct {
 func New(opts Options, log *slog.Logger, st *store.Store, bus *events.Bus, rec *records.Service) *Server {
 	if opts.Keepalive == 0 {
 		opts.Keepalive = 15 * time.Second
+	}
+	if opts.Relay != "" {
+		opts.Hosts = append(opts.Hosts, opts.Relay)
 	}
 	return &Server{opts: opts, log: log, store: st, bus: bus, records: rec,
 		links: links{codes: map[string]time.Time{}}, now: time.Now}
@@ -87,7 +100,10 @@ func (s *Server) Handler() http.Handler {
 	api("GET /api/events", s.events) // [since] or Last-Event-ID
 	s.mountNeeds(api)
 	s.mountJobs(mux, api)
+	s.mountAgents(api)
+	s.mountSessions(api)
 	s.mountBridge(mux, api)
+	s.mountPair(mux, api)
 
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "There is no such API route.")

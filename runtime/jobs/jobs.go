@@ -114,6 +114,8 @@ type AssignRequest struct {
 	// Continue is an earlier run whose agent session this run continues: in its folder, with its
 	// agent, resuming its conversation. The agent and folder default to that run's.
 	Continue string `json:"continue,omitempty"`
+	// NewSession starts a new agent session: no earlier session is chosen for the run.
+	NewSession bool `json:"newSession,omitempty"`
 	// Actor is who assigns (the person, the assistant, a node); it creates the task when there is one to create.
 	Actor ledger.Actor `json:"-"`
 }
@@ -221,12 +223,17 @@ type Options struct {
 	Asker   Asker
 	DataDir string // Ensemble's data folder: workspace and worktrees live under it
 	Home    string // the person's home folder; os.UserHomeDir when empty
+	// Ready says whether an agent can run now (installed, signed in); nil skips the check.
+	Ready func(ctx context.Context, agent string) error
 	// MCPURL is where the runtime serves runs their own MCP server ([Service.MCPHandler]); empty,
 	// runs get none.
 	MCPURL string
-	Log    *slog.Logger
-	Timing Timing // zero fields take DefaultTiming's
-	Now    func() time.Time
+	// Sessions says which sessions were deleted and chooses one for a run that names none; nil,
+	// no session is chosen and every session can be continued.
+	Sessions Sessions
+	Log      *slog.Logger
+	Timing   Timing // zero fields take DefaultTiming's
+	Now      func() time.Time
 }
 
 // Service runs jobs.
@@ -352,9 +359,22 @@ func shortID(id string) string {
 // error) for a request the person must correct; nothing is written then.
 func (s *Service) Assign(ctx context.Context, req AssignRequest) (Job, error) {
 	var earlier Job
+	var choice SessionChoice
+	if req.Continue == "" && s.opts.Sessions != nil && req.Agent != "" && req.RepoURL == "" && !req.Worktree {
+		var err error
+		choice, err = s.opts.Sessions.Choose(ctx, ChoiceInput{Agent: req.Agent, Folder: req.Folder,
+			TaskID: strings.TrimSpace(req.TaskID), Title: strings.TrimSpace(req.Title), Brief: req.Brief,
+			NewSession: req.NewSession})
+		if err != nil {
+			s.log.Warn("no session chosen", "err", err)
+			choice = SessionChoice{}
+		}
+		req.Continue = choice.Continue
+	}
+	deleted := false
 	if req.Continue != "" {
 		var err error
-		if earlier, err = s.continued(ctx, &req); err != nil {
+		if earlier, deleted, err = s.continued(ctx, &req); err != nil {
 			return Job{}, err
 		}
 	}
@@ -367,6 +387,11 @@ func (s *Service) Assign(ctx context.Context, req AssignRequest) (Job, error) {
 			return Job{}, invalid("Name the agent to run: %s.", strings.Join(names, ", "))
 		}
 		return Job{}, invalid("There is no agent %q; the agents are %s.", req.Agent, strings.Join(names, ", "))
+	}
+	if s.opts.Ready != nil {
+		if err := s.opts.Ready(ctx, req.Agent); err != nil {
+			return Job{}, invalid("%s", sentence(err))
+		}
 	}
 	req.Title, req.TaskID, req.Brief = strings.TrimSpace(req.Title), strings.TrimSpace(req.TaskID), strings.TrimSpace(req.Brief)
 	switch {
@@ -394,10 +419,26 @@ func (s *Service) Assign(ctx context.Context, req AssignRequest) (Job, error) {
 	job := Job{ID: id, TaskID: req.TaskID, Agent: req.Agent, Brief: req.Brief, Status: Queued, Settings: set,
 		FolderKind: plan.kind, Folder: plan.folder, WorkDir: plan.dir, Branch: plan.branch, ResourceKey: plan.key,
 		Continues: earlier.ID, Resume: earlier.SessionID}
+	note := choice.Text
+	if deleted {
+		job.Resume = ""
+		note = "The agent session of run " + earlier.ID + " was deleted in Ensemble, so this run starts a new session in its folder, told what the earlier task was."
+	}
 	insert := func(t *ledger.Tx) error {
 		now := t.Now()
 		job.CreatedAt, job.UpdatedAt = now, now
-		return insertJob(t, &job)
+		if err := insertJob(t, &job); err != nil {
+			return err
+		}
+		if note != "" {
+			if err := t.Emit(KindSession, job.ID, Trace{RunID: job.ID, TaskID: job.TaskID, Text: note}); err != nil {
+				return err
+			}
+		}
+		if choice.Save != nil {
+			return choice.Save(t, job.ID, job.TaskID)
+		}
+		return nil
 	}
 	if req.TaskID != "" {
 		err = s.w.Exec(ctx, func(t *ledger.Tx) error {
@@ -579,22 +620,28 @@ func (s *Service) List(ctx context.Context, taskID string) ([]Job, error) {
 }
 
 // continued checks the run req continues and fills in what it takes from it: the agent and the
-// folder, unless req names its own (another agent cannot open this agent's session).
-func (s *Service) continued(ctx context.Context, req *AssignRequest) (Job, error) {
-	earlier, err := s.Get(ctx, req.Continue)
+// folder, unless req names its own (another agent cannot open this agent's session). deleted says
+// the earlier run's session was deleted in Ensemble: the new run starts a session of its own.
+func (s *Service) continued(ctx context.Context, req *AssignRequest) (earlier Job, deleted bool, err error) {
+	earlier, err = s.Get(ctx, req.Continue)
 	if err != nil {
-		return Job{}, invalid("There is no run %q to continue.", req.Continue)
+		return Job{}, false, invalid("There is no run %q to continue.", req.Continue)
+	}
+	if s.opts.Sessions != nil {
+		if deleted, err = s.opts.Sessions.Deleted(ctx, earlier.ID); err != nil {
+			return Job{}, false, err
+		}
 	}
 	switch {
-	case earlier.SessionID == "":
-		return Job{}, invalid("The run %q has no agent session to continue; it never got that far.", earlier.ID)
+	case earlier.SessionID == "" && !deleted:
+		return Job{}, false, invalid("The run %q has no agent session to continue; it never got that far.", earlier.ID)
 	case req.Agent == "":
 		req.Agent = earlier.Agent
 	case req.Agent != earlier.Agent:
-		return Job{}, invalid("The run %q was %s's session; %s cannot continue it.", earlier.ID, earlier.Agent, req.Agent)
+		return Job{}, false, invalid("The run %q was %s's session; %s cannot continue it.", earlier.ID, earlier.Agent, req.Agent)
 	}
 	if req.Folder == "" && !req.Worktree && req.RepoURL == "" {
 		req.Folder = earlier.WorkDir
 	}
-	return earlier, nil
+	return earlier, deleted, nil
 }

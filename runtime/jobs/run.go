@@ -164,6 +164,9 @@ func (r *run) work() (Status, engines.Result, string) {
 	case r.job.Resume != "":
 		// A new task in an earlier run's session: the agent has that conversation already.
 		r.session = r.job.Resume
+	case r.job.Continues != "":
+		// The earlier run's session was deleted in Ensemble: a new one, told what came before.
+		prompt = r.continuesBrief(brief)
 	}
 	for {
 		r.mu.Lock()

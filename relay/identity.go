@@ -1,0 +1,122 @@
+package relay
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// idEncoding is lower-case base32 without padding: 16 bytes make 26 DNS-safe characters.
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// IDLen is the length of a device id.
+const IDLen = 26
+
+// ID is a runtime's public name on a relay: lower-case base32 of the first 16 bytes of SHA-256 of its
+// Ed25519 public key. It is public; the hostname <id>.<relay-domain> is stable for as long as the key.
+func ID(pub ed25519.PublicKey) string {
+	h := sha256.Sum256(pub)
+	return idEncoding.EncodeToString(h[:16])
+}
+
+// ValidID reports whether s has the shape of an ID.
+func ValidID(s string) bool {
+	if len(s) != IDLen {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
+// DeviceKey is a runtime's Ed25519 key. It never prints itself.
+type DeviceKey struct{ priv ed25519.PrivateKey }
+
+// NewDeviceKey makes a fresh key.
+func NewDeviceKey() DeviceKey {
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	return DeviceKey{priv: priv}
+}
+
+// Public is the key's public half.
+func (k DeviceKey) Public() ed25519.PublicKey { return k.priv.Public().(ed25519.PublicKey) }
+
+// ID is the key's device id.
+func (k DeviceKey) ID() string { return ID(k.Public()) }
+
+func (k DeviceKey) String() string       { return "devicekey:" + k.ID() }
+func (k DeviceKey) GoString() string     { return k.String() }
+func (k DeviceKey) LogValue() slog.Value { return slog.StringValue(k.String()) }
+func (k DeviceKey) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + k.String() + `"`), nil
+}
+
+const keyPEMType = "ENSEMBLE DEVICE KEY"
+
+// LoadOrCreateKey reads the key at path, or makes one and writes it there (mode 0600).
+func LoadOrCreateKey(path string) (DeviceKey, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		k := NewDeviceKey()
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return DeviceKey{}, fmt.Errorf("device key: %w", err)
+		}
+		data := pem.EncodeToMemory(&pem.Block{Type: keyPEMType, Bytes: k.priv.Seed()})
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, data, 0o600); err != nil {
+			return DeviceKey{}, fmt.Errorf("device key: %w", err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return DeviceKey{}, fmt.Errorf("device key: %w", err)
+		}
+		return k, nil
+	}
+	if err != nil {
+		return DeviceKey{}, fmt.Errorf("device key: %w", err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil || blk.Type != keyPEMType || len(blk.Bytes) != ed25519.SeedSize {
+		return DeviceKey{}, fmt.Errorf("device key %s is damaged; move it away to make a new one (phones must pair again)", path)
+	}
+	return DeviceKey{priv: ed25519.NewKeyFromSeed(blk.Bytes)}, nil
+}
+
+// authMessage is what a runtime signs to log in: bound to the relay's name and its fresh nonce.
+func authMessage(relayHost string, nonce []byte) []byte {
+	m := make([]byte, 0, 32+len(relayHost)+len(nonce))
+	m = append(m, "ensemble-relay-v1\x00"...)
+	m = append(m, strings.ToLower(relayHost)...)
+	m = append(m, 0)
+	return append(m, nonce...)
+}
+
+// signAuth makes a frameClientAuth payload.
+func (k DeviceKey) signAuth(relayHost string, nonce []byte, joinToken string) []byte {
+	p := append([]byte{}, k.Public()...)
+	p = append(p, ed25519.Sign(k.priv, authMessage(relayHost, nonce))...)
+	return append(p, joinToken...)
+}
+
+// verifyAuth checks a frameClientAuth payload and returns the id it proves.
+func verifyAuth(relayHost string, nonce, p []byte) (id, joinToken string, err error) {
+	if len(p) < ed25519.PublicKeySize+ed25519.SignatureSize || len(p) > ed25519.PublicKeySize+ed25519.SignatureSize+64 {
+		return "", "", errors.New("login is malformed")
+	}
+	pub := ed25519.PublicKey(p[:ed25519.PublicKeySize])
+	sig := p[ed25519.PublicKeySize : ed25519.PublicKeySize+ed25519.SignatureSize]
+	if !ed25519.Verify(pub, authMessage(relayHost, nonce), sig) {
+		return "", "", errors.New("login signature does not verify")
+	}
+	return ID(pub), string(p[ed25519.PublicKeySize+ed25519.SignatureSize:]), nil
+}

@@ -1,0 +1,164 @@
+package sessions
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"time"
+
+	"github.com/ensemblework/ensemble/runtime/jobs"
+	"github.com/ensemblework/ensemble/runtime/ledger"
+)
+
+// retired reports whether a task no longer needs its session: in Trash for
+// cleanup.deletedMinutes (so Undo still finds it before), or done or dropped and untouched for
+// cleanup.completedDays. Tasks cannot be pinned yet, so none is kept for that.
+func retired(cfg Config, now time.Time, status string, updated time.Time, deleted *time.Time) bool {
+	if deleted != nil {
+		return now.Sub(*deleted) >= time.Duration(cfg.Cleanup.DeletedMinutes)*time.Minute
+	}
+	if status == "done" || status == "dropped" {
+		return now.Sub(updated) >= time.Duration(cfg.Cleanup.CompletedDays)*24*time.Hour
+	}
+	return false
+}
+
+// Sweep marks deleted the sessions whose every task is retired, and returns how many. A session
+// with a run queued or going waits for the next sweep; one with a task still in use is looked at
+// again after cleanup.inUseHours. Each sweep looks at no more than cleanup.lookAt sessions and
+// deletes at most cleanup.delete. Just before it marks one, inside the write, it checks again that
+// the session has the same runs, none of them going, and every task still retired.
+//
+// The agent's own copy of the session is not deleted yet: each deletion is recorded with native
+// "owed", for the engines to carry out once they can.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	cfg, now := s.Config(), s.opts.Now()
+	w, err := s.load(ctx)
+	if err != nil {
+		return 0, err
+	}
+	next := map[string]time.Time{}
+	if err := s.each(ctx, `SELECT session_id, next_at FROM session_cleanup`, func(r *sql.Rows) error {
+		var id, at string
+		if err := r.Scan(&id, &at); err != nil {
+			return err
+		}
+		next[id] = parseTime(at)
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	later := map[string]time.Time{}
+	looked, deleted := 0, 0
+	for _, c := range w.chains {
+		if c.deleted != nil || next[c.id].After(now) {
+			continue
+		}
+		if looked >= cfg.Cleanup.LookAt || deleted >= cfg.Cleanup.Delete {
+			break
+		}
+		looked++
+		ss := w.describe(c)
+		if ss.Status != Idle {
+			continue // the next sweep
+		}
+		if !w.allRetired(c, cfg, now) {
+			later[c.id] = now.Add(time.Duration(cfg.Cleanup.InUseHours) * time.Hour)
+			continue
+		}
+		err := s.markDeleted(ctx, ss, "retired", ledger.Actor{Kind: ledger.System}, func(t *ledger.Tx) error {
+			return guardRetired(t, c, cfg, now)
+		})
+		switch {
+		case err == nil:
+			deleted++
+		case err == errSkip:
+		default:
+			return deleted, err
+		}
+	}
+	if len(later) > 0 {
+		err := s.w.Exec(ctx, func(t *ledger.Tx) error {
+			for id, at := range later {
+				if _, err := t.ExecContext(ctx, `INSERT INTO session_cleanup (session_id, next_at, why) VALUES (?, ?, 'in use')
+					ON CONFLICT (session_id) DO UPDATE SET next_at = excluded.next_at, why = excluded.why`,
+					id, at.UTC().Format(time.RFC3339Nano)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return deleted, err
+		}
+	}
+	return deleted, nil
+}
+
+func (w *world) allRetired(c *chain, cfg Config, now time.Time) bool {
+	for _, r := range c.runs {
+		t := w.tasks[r.task]
+		if t == nil {
+			continue // its task was purged from Trash: nothing holds the session
+		}
+		if !retired(cfg, now, t.status, t.updated, t.deleted) {
+			return false
+		}
+	}
+	return true
+}
+
+// guardRetired checks, inside the write, that the session has the runs it was read with, none of
+// them going, and that every task is still retired; otherwise errSkip.
+func guardRetired(t *ledger.Tx, c *chain, cfg Config, now time.Time) error {
+	ctx := t.Context()
+	ids := make([]string, len(c.runs))
+	for i, r := range c.runs {
+		ids[i] = r.id
+	}
+	list := jsonText(ids)
+	var newer int
+	if err := t.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE continues IN (SELECT value FROM json_each(?1))
+		AND id NOT IN (SELECT value FROM json_each(?1)) AND agent = ?2`, list, c.runs[0].agent).Scan(&newer); err != nil {
+		return err
+	}
+	if newer > 0 {
+		return errSkip
+	}
+	rows, err := t.QueryContext(ctx, `SELECT j.status, t.status, t.updated_at, t.deleted_at FROM jobs j
+		LEFT JOIN tasks t ON t.id = j.task_id WHERE j.id IN (SELECT value FROM json_each(?))`, list)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var run string
+		var status, updated, del sql.NullString
+		if err := rows.Scan(&run, &status, &updated, &del); err != nil {
+			return err
+		}
+		n++
+		if !jobs.Status(run).Ended() {
+			return errSkip
+		}
+		if !status.Valid {
+			continue
+		}
+		var d *time.Time
+		if del.Valid {
+			x := parseTime(del.String)
+			d = &x
+		}
+		if !retired(cfg, now, status.String, parseTime(updated.String), d) {
+			return errSkip
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if n != len(ids) || slices.Contains(ids, "") {
+		return errSkip
+	}
+	return nil
+}
