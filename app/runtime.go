@@ -26,6 +26,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/sessions"
 	"github.com/ensemblework/ensemble/runtime/store"
+	"github.com/ensemblework/ensemble/runtime/terminal"
 )
 
 // Version is the build's version, set with -ldflags "-X github.com/ensemblework/ensemble/app.Version=…".
@@ -62,6 +63,7 @@ type Runtime struct {
 
 	sessions *sessions.Service  // agent sessions: listed, deleted, chosen for new runs, cleaned up
 	agents   *detect.Service    // which agents this computer has
+	terms    *terminal.Manager  // the person's shells
 	stop     context.CancelFunc // ends the runtime's own background work
 }
 
@@ -128,9 +130,10 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 			return nil, err
 		}
 	}
-	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Bridge: bridge, Sessions: ss, Relay: phoneHost, Agents: agents}, cfg.Log, st, bus, rec)
+	terms := terminal.New(terminal.Options{Home: home, Log: cfg.Log})
+	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Bridge: bridge, Sessions: ss, Relay: phoneHost, Agents: agents, Terminals: terms}, cfg.Log, st, bus, rec)
 	r := &Runtime{
-		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, sessions: ss, agents: agents, api: srv, ln: ln,
+		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, sessions: ss, agents: agents, terms: terms, api: srv, ln: ln,
 		URL:    url,
 		served: make(chan error, 1),
 		http: &http.Server{
@@ -199,6 +202,7 @@ func (r *Runtime) Close() error {
 		r.stop()
 	}
 	r.bus.Close()
+	r.terms.Close() // its WebSockets end with it: Shutdown does not wait for hijacked connections
 	if r.phones != nil {
 		r.phones.Close()
 	}

@@ -1,7 +1,6 @@
 package claude
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"sync"
+
+	"github.com/ensemblework/ensemble/engines/agentproc"
 )
 
 // The stream-json control protocol, as Claude Code 2.1 speaks it over stdio
@@ -51,12 +52,10 @@ type controlHandler interface {
 }
 
 // conn is one stream-json connection to a Claude Code process: its stdin as
-// w, its stdout given to serve.
+// out, its stdout given to serve.
 type conn struct {
-	w io.Writer
-	h controlHandler
-
-	wmu sync.Mutex // serialises writes: one line at a time
+	out *agentproc.LineWriter
+	h   controlHandler
 
 	mu       sync.Mutex // guards the following fields
 	pending  map[string]chan controlResponse
@@ -70,7 +69,7 @@ type conn struct {
 
 func newConn(w io.Writer, h controlHandler) *conn {
 	return &conn{
-		w:        w,
+		out:      agentproc.NewLineWriter("claude", w),
 		h:        h,
 		pending:  map[string]chan controlResponse{},
 		inflight: map[string]context.CancelFunc{},
@@ -82,19 +81,7 @@ func newConn(w io.Writer, h controlHandler) *conn {
 var errClosed = errors.New("claude: connection closed")
 
 // send writes v as one line.
-func (c *conn) send(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("claude: encode: %w", err)
-	}
-	b = append(b, '\n')
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if _, err := c.w.Write(b); err != nil {
-		return fmt.Errorf("claude: write: %w", err)
-	}
-	return nil
-}
+func (c *conn) send(v any) error { return c.out.Send(v) }
 
 // request sends a control request and waits for its response.
 func (c *conn) request(ctx context.Context, req map[string]any) (json.RawMessage, error) {
@@ -148,12 +135,7 @@ func (c *conn) serve(ctx context.Context, r io.Reader) error {
 		c.wg.Wait()
 		close(c.done)
 	}()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	for sc.Scan() {
-		c.dispatch(ctx, sc.Bytes())
-	}
-	if err := sc.Err(); err != nil {
+	if err := agentproc.ReadLines(r, maxLine, func(line []byte) { c.dispatch(ctx, line) }); err != nil {
 		c.h.protocolError(fmt.Sprintf("Claude Code's output could not be read: %v", err))
 		return fmt.Errorf("claude: read: %w", err)
 	}

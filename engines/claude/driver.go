@@ -18,10 +18,8 @@ package claude
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/engines/agentproc"
@@ -67,17 +65,7 @@ func (d *Driver) Name() string { return "claude" }
 // Start starts claude on spec. It returns once the process is running; the
 // brief is sent after Claude Code acknowledges initialize.
 func (d *Driver) Start(ctx context.Context, spec engines.Spec, host engines.Host) (engines.Run, error) {
-	if host == nil {
-		return nil, fmt.Errorf("claude: start: no host")
-	}
-	if spec.Folder == "" || !filepath.IsAbs(spec.Folder) {
-		return nil, fmt.Errorf("claude: start: the work folder must be an absolute path (got %q)", spec.Folder)
-	}
-	if fi, err := os.Stat(spec.Folder); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("claude: start: the work folder %s does not exist", spec.Folder)
-	}
-	home, _ := os.UserHomeDir()
-	bin, err := d.binary(home, spec.Folder)
+	home, bin, err := agentproc.Locate("claude", spec, host, d.binary)
 	if err != nil {
 		return nil, err
 	}
@@ -87,11 +75,5 @@ func (d *Driver) Start(ctx context.Context, spec engines.Spec, host engines.Host
 // binary is the agent's program: the one set with WithBinary, else the one on the trusted PATH
 // (never inside folder).
 func (d *Driver) binary(home, folder string) (string, error) {
-	if d.bin == "" {
-		return Find(home, folder)
-	}
-	if !agentproc.Executable(d.bin) {
-		return "", fmt.Errorf("%w: %s is not an executable file; %s", engines.ErrNotInstalled, d.bin, installHint)
-	}
-	return d.bin, nil
+	return agentproc.Program(d.bin, installHint, home, folder, Find)
 }

@@ -245,7 +245,7 @@ func testStop(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	shell := enginetest.ReadPID(t, pidFile)
-	claudePID := r.(*run).cmd.Process.Pid
+	claudePID := r.(*run).proc.Pid()
 	if !enginetest.Alive(shell) || !enginetest.Alive(claudePID) {
 		t.Fatal("nothing to stop")
 	}

@@ -1,13 +1,14 @@
 package codex
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/ensemblework/ensemble/engines/agentproc"
 )
 
 // The app-server protocol, as codex 0.171 speaks it over stdio: JSON-RPC 2.0
@@ -59,13 +60,11 @@ type handler interface {
 	protocolError(text string)
 }
 
-// conn is one app-server connection: codex's stdin as w, its stdout given to
-// serve.
+// conn is one app-server connection: codex's stdin as out, its stdout given
+// to serve.
 type conn struct {
-	w io.Writer
-	h handler
-
-	wmu sync.Mutex // one line at a time
+	out *agentproc.LineWriter
+	h   handler
 
 	mu       sync.Mutex // guards the following fields
 	pending  map[int64]chan wireMessage
@@ -79,7 +78,7 @@ type conn struct {
 
 func newConn(w io.Writer, h handler) *conn {
 	return &conn{
-		w:        w,
+		out:      agentproc.NewLineWriter("codex", w),
 		h:        h,
 		pending:  map[int64]chan wireMessage{},
 		inflight: map[string]context.CancelFunc{},
@@ -91,19 +90,7 @@ func newConn(w io.Writer, h handler) *conn {
 var errClosed = errors.New("codex: connection closed")
 
 // send writes v as one line.
-func (c *conn) send(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("codex: encode: %w", err)
-	}
-	b = append(b, '\n')
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if _, err := c.w.Write(b); err != nil {
-		return fmt.Errorf("codex: write: %w", err)
-	}
-	return nil
-}
+func (c *conn) send(v any) error { return c.out.Send(v) }
 
 // notify sends a notification.
 func (c *conn) notify(method string, params any) error {
@@ -195,12 +182,7 @@ func (c *conn) serve(ctx context.Context, r io.Reader) error {
 		c.wg.Wait()
 		close(c.done)
 	}()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	for sc.Scan() {
-		c.dispatch(ctx, sc.Bytes())
-	}
-	if err := sc.Err(); err != nil {
+	if err := agentproc.ReadLines(r, maxLine, func(line []byte) { c.dispatch(ctx, line) }); err != nil {
 		c.h.protocolError(fmt.Sprintf("Codex's output could not be read: %v", err))
 		return fmt.Errorf("codex: read: %w", err)
 	}

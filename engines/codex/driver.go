@@ -23,10 +23,8 @@ package codex
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/engines/agentproc"
@@ -68,17 +66,7 @@ func (d *Driver) Name() string { return "codex" }
 // on in the background, and a refusal there (not signed in) ends the run with
 // its error from Wait.
 func (d *Driver) Start(ctx context.Context, spec engines.Spec, host engines.Host) (engines.Run, error) {
-	if host == nil {
-		return nil, fmt.Errorf("codex: start: no host")
-	}
-	if spec.Folder == "" || !filepath.IsAbs(spec.Folder) {
-		return nil, fmt.Errorf("codex: start: the work folder must be an absolute path (got %q)", spec.Folder)
-	}
-	if fi, err := os.Stat(spec.Folder); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("codex: start: the work folder %s does not exist", spec.Folder)
-	}
-	home, _ := os.UserHomeDir()
-	bin, err := d.binary(home, spec.Folder)
+	home, bin, err := agentproc.Locate("codex", spec, host, d.binary)
 	if err != nil {
 		return nil, err
 	}
@@ -88,11 +76,5 @@ func (d *Driver) Start(ctx context.Context, spec engines.Spec, host engines.Host
 // binary is the agent's program: the one set with WithBinary, else the one on the trusted PATH
 // (never inside folder).
 func (d *Driver) binary(home, folder string) (string, error) {
-	if d.bin == "" {
-		return Find(home, folder)
-	}
-	if !agentproc.Executable(d.bin) {
-		return "", fmt.Errorf("%w: %s is not an executable file; %s", engines.ErrNotInstalled, d.bin, installHint)
-	}
-	return d.bin, nil
+	return agentproc.Program(d.bin, installHint, home, folder, Find)
 }

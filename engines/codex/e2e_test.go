@@ -280,7 +280,7 @@ func testStop(t *testing.T, bin string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	sleeps := processesWith("sleep 3017")
-	codexPID := r.(*run).cmd.Process.Pid
+	codexPID := r.(*run).proc.Pid()
 	if len(sleeps) == 0 || !enginetest.Alive(codexPID) {
 		t.Fatal("nothing to stop")
 	}

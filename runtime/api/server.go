@@ -20,6 +20,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/sessions"
 	"github.com/ensemblework/ensemble/runtime/store"
+	"github.com/ensemblework/ensemble/runtime/terminal"
 )
 
 // Options configure a Server.
@@ -45,6 +46,8 @@ type Options struct {
 	Bridge *Bridge
 	// Sessions are the agent sessions derived from runs; their routes are mounted when it is set.
 	Sessions *sessions.Service
+	// Terminals are the person's shells; their routes are mounted when it is set.
+	Terminals *terminal.Manager
 }
 
 // Server serves the API.
@@ -102,6 +105,7 @@ func (s *Server) Handler() http.Handler {
 	s.mountJobs(mux, api)
 	s.mountAgents(api)
 	s.mountSessions(api)
+	s.mountTerminals(api)
 	s.mountBridge(mux, api)
 	s.mountPair(mux, api)
 

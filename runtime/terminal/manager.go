@@ -1,0 +1,176 @@
+package terminal
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Options configure a Manager.
+type Options struct {
+	// Max is how many sessions may be open at once; DefaultMax when zero.
+	Max int
+	// Shell is the shell to run; the person's login shell ($SHELL, else /bin/bash, else /bin/sh)
+	// when empty.
+	Shell string
+	// Home is where a session starts when it is given no folder; the person's home when empty.
+	Home string
+	Log  *slog.Logger
+}
+
+// Manager keeps the open sessions.
+type Manager struct {
+	opts Options
+
+	mu       sync.Mutex // guards the following fields
+	sessions map[string]*Session
+	closed   bool
+}
+
+// New returns a Manager.
+func New(opts Options) *Manager {
+	if opts.Max <= 0 {
+		opts.Max = DefaultMax
+	}
+	if opts.Home == "" {
+		opts.Home, _ = os.UserHomeDir()
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Manager{opts: opts, sessions: map[string]*Session{}}
+}
+
+// FolderError is a folder a session cannot start in, with the sentence that says why.
+type FolderError struct{ Msg string }
+
+func (e *FolderError) Error() string { return e.Msg }
+
+// Start starts a session.
+func (m *Manager) Start(o StartOptions) (*Session, error) {
+	if runtime.GOOS == "windows" {
+		return nil, ErrUnsupported
+	}
+	folder := o.Folder
+	if folder == "" {
+		folder = m.opts.Home
+	}
+	if !filepath.IsAbs(folder) {
+		return nil, &FolderError{fmt.Sprintf("The folder %q is not a full path (one that starts at /).", o.Folder)}
+	}
+	if fi, err := os.Stat(folder); err != nil || !fi.IsDir() {
+		return nil, &FolderError{fmt.Sprintf("There is no folder %s.", folder)}
+	}
+	folder = filepath.Clean(folder)
+	cols, rows := clampSize(o.Cols, o.Rows)
+	shell := m.shell()
+	args := []string{"-l"} // a login shell, as a terminal window opens: the person's profile and PATH
+	if o.Command != "" {
+		args = append(args, "-c", o.Command)
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if len(m.sessions) >= m.opts.Max {
+		return nil, fmt.Errorf("%w: at most %d; close one first", ErrTooMany, m.opts.Max)
+	}
+	id := newID()
+	s := newSession(id, folder, o.Command, cols, rows)
+	proc, err := startProcess(shell, args, folder, environ(), cols, rows)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", shell, err)
+	}
+	s.proc = proc
+	m.sessions[id] = s
+	m.opts.Log.Info("terminal started", "id", id, "shell", shell, "folder", folder, "command", o.Command)
+	go s.run(func() {
+		m.mu.Lock()
+		delete(m.sessions, id)
+		m.mu.Unlock()
+		m.opts.Log.Info("terminal ended", "id", id, "exit", s.ExitCode())
+	})
+	return s, nil
+}
+
+// Get returns the open session with id, or nil.
+func (m *Manager) Get(id string) *Session {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sessions[id]
+}
+
+// List describes the open sessions, oldest first.
+func (m *Manager) List() []Info {
+	m.mu.Lock()
+	list := make([]*Session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		list = append(list, s)
+	}
+	m.mu.Unlock()
+	out := make([]Info, 0, len(list))
+	for _, s := range list {
+		out = append(out, s.Info())
+	}
+	slices.SortFunc(out, func(a, b Info) int { return a.StartedAt.Compare(b.StartedAt) })
+	return out
+}
+
+// Close ends every session and refuses new ones.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	list := make([]*Session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		list = append(list, s)
+	}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range list {
+		wg.Go(func() { s.Close() })
+	}
+	wg.Wait()
+}
+
+// shell is the person's login shell.
+func (m *Manager) shell() string {
+	if m.opts.Shell != "" {
+		return m.opts.Shell
+	}
+	if sh := os.Getenv("SHELL"); sh != "" && filepath.IsAbs(sh) {
+		if p, err := exec.LookPath(sh); err == nil {
+			return p
+		}
+	}
+	for _, sh := range []string{"/bin/bash", "/bin/sh"} {
+		if _, err := os.Stat(sh); err == nil {
+			return sh
+		}
+	}
+	return "/bin/sh"
+}
+
+// environ is the runtime's environment with what a terminal sets itself.
+func environ() []string {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return k == "TERM" || k == "COLORTERM" || k == "TERM_PROGRAM" || k == "COLUMNS" || k == "LINES"
+	})
+	return append(env, "TERM=xterm-256color", "COLORTERM=truecolor", "TERM_PROGRAM=Ensemble")
+}
+
+func newID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return "ts" + hex.EncodeToString(b)
+}

@@ -1,0 +1,73 @@
+// Package terminal runs the person's own shells in pseudo-terminals and keeps each one's screen, so
+// a window that connects late, or again, sees what is on the screen before the live output.
+//
+// PTYs are for people (DESIGN.md, principle 1): agents never run here; this is the person's
+// terminal, and what they type is theirs, not judged.
+//
+// # A session's life
+//
+// [Manager.Start] starts the shell (or an agent's sign-in command in the person's login shell) in a
+// new session and process group. One goroutine reads the PTY: each chunk goes to the screen (a vt
+// emulator) and then to every watcher, under one lock, so [Session.Watch] can take the screen and
+// subscribe at once and a watcher never sees a byte twice or misses one. A watcher that falls behind
+// is dropped, saying why; it connects again and gets the screen. The session ends when its shell
+// exits, or on [Session.Close], which hangs up the process group and then kills it.
+package terminal
+
+import (
+	"errors"
+	"time"
+)
+
+// Limits.
+const (
+	// DefaultMax is how many sessions a Manager keeps open when Options.Max is zero.
+	DefaultMax = 8
+	// Scrollback is how many lines above the screen a session keeps for a window that connects.
+	Scrollback = 1000
+	// watchBuffer is how many chunks of output a watcher may have unread before it is dropped.
+	watchBuffer = 512
+	// hangupGrace is how long Close waits after SIGHUP before it kills the process group.
+	hangupGrace = time.Second
+)
+
+// Errors.
+var (
+	ErrTooMany     = errors.New("too many terminals open")
+	ErrClosed      = errors.New("the terminal has ended")
+	ErrUnsupported = errors.New("terminals are not supported on Windows yet")
+)
+
+// Info describes a session.
+type Info struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Folder    string    `json:"folder"`
+	Command   string    `json:"command,omitempty"` // the sign-in command it runs; "" for a shell
+	Cols      int       `json:"cols"`
+	Rows      int       `json:"rows"`
+	StartedAt time.Time `json:"startedAt"`
+	Watchers  int       `json:"watchers"`
+}
+
+// StartOptions say what a new session runs, where, and at what size.
+type StartOptions struct {
+	// Folder is where the shell starts: an absolute path to a folder; "" is the person's home.
+	Folder string
+	// Command, when set, runs in the person's login shell instead of an interactive shell (an
+	// agent's sign-in command). It must come from the program, never from a request.
+	Command string
+	// Cols and Rows are the size; 80×24 when zero.
+	Cols, Rows int
+}
+
+// clampSize keeps a size within what a screen can be.
+func clampSize(cols, rows int) (int, int) {
+	if cols <= 0 {
+		cols = 80
+	}
+	if rows <= 0 {
+		rows = 24
+	}
+	return min(cols, 1000), min(rows, 500)
+}
