@@ -26,7 +26,8 @@ type client struct {
 
 	mu       sync.Mutex
 	session  string
-	loading  bool // session/load replays history as updates; they are not this run's events
+	loading  bool      // session/load replays history as updates; they are not this run's events
+	heard    time.Time // when the last update came
 	tools    map[string]*tool
 	order    []string // tool ids in the order they started
 	msg      strings.Builder
@@ -74,6 +75,7 @@ func (c *client) protocolError(format string, args ...any) {
 func (c *client) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.heard = time.Now()
 	if c.loading {
 		return nil
 	}

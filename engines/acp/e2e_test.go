@@ -39,13 +39,15 @@ func TestRealOpencode(t *testing.T) {
 }
 
 type e2e struct {
-	t      *testing.T
-	bin    string
-	server *enginetest.Server
-	home   string
-	env    map[string]string
-	folder string
-	host   *fakeHost
+	t       *testing.T
+	profile Profile
+	model   string // Spec.Model
+	bin     string
+	server  *enginetest.Server
+	home    string
+	env     map[string]string
+	folder  string
+	host    *fakeHost
 }
 
 func newOpencodeE2E(t *testing.T, bin string) *e2e {
@@ -55,18 +57,22 @@ func newOpencodeE2E(t *testing.T, bin string) *e2e {
 	if err := os.WriteFile(filepath.Join(folder, "a.txt"), []byte("hello\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return &e2e{t: t, bin: bin, server: s, home: home, env: env, folder: folder, host: &fakeHost{}}
+	p, _ := ProfileNamed("opencode")
+	return &e2e{t: t, profile: p, bin: bin, server: s, home: home, env: env, folder: folder, host: &fakeHost{}}
 }
 
 func (e *e2e) spec(prompt string) engines.Spec {
-	return engines.Spec{Folder: e.folder, Prompt: prompt, Home: e.home, Env: e.env}
+	return engines.Spec{Folder: e.folder, Prompt: prompt, Home: e.home, Env: e.env, Model: e.model}
 }
 
 func (e *e2e) start(spec engines.Spec) engines.Run {
 	e.t.Helper()
-	p, _ := ProfileNamed("opencode")
-	log := slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	r, err := New(p, WithBinary(e.bin), WithLogger(log)).Start(context.Background(), spec, e.host)
+	level := slog.LevelInfo
+	if os.Getenv("ENSEMBLE_E2E_DEBUG") != "" { // the protocol and the agent's standard error too
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: level}))
+	r, err := New(e.profile, WithBinary(e.bin), WithLogger(log)).Start(context.Background(), spec, e.host)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -85,7 +91,7 @@ func (e *e2e) run(spec engines.Spec) (engines.Result, error) {
 	case <-done:
 	case <-time.After(2 * time.Minute):
 		_ = r.Stop(context.Background())
-		e.t.Fatal("opencode did not finish within 2 minutes")
+		e.t.Fatalf("%s did not finish within 2 minutes", e.profile.Title)
 	}
 	e.t.Logf("run took %v: %+v, %v", time.Since(start).Round(time.Millisecond), res, err)
 	for _, ev := range e.host.of(engines.EventError) {

@@ -113,6 +113,11 @@ func (s *serve) run() (engines.Result, error) {
 		resp, err := call(s, func(ctx context.Context) (acpsdk.LoadSessionResponse, error) {
 			return s.conn.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(s.spec.Resume), Cwd: s.spec.Folder, McpServers: mcp})
 		})
+		if err == nil {
+			// Gemini CLI goes on replaying the history after its answer to session/load: it
+			// is over once the agent has been quiet a moment.
+			s.settle()
+		}
 		s.c.mu.Lock()
 		s.c.loading = false
 		s.c.mu.Unlock()
@@ -171,6 +176,24 @@ func (s *serve) run() (engines.Result, error) {
 	s.res.Usage = s.c.usage
 	s.c.mu.Unlock()
 	return s.res, nil
+}
+
+// replayQuiet is how long an agent sends no update before a loaded session's replay counts as
+// over; replayWait bounds the wait.
+var replayQuiet, replayWait = 300 * time.Millisecond, 3 * time.Second
+
+// settle waits until the agent has sent no update for replayQuiet (at most replayWait).
+func (s *serve) settle() {
+	start := time.Now()
+	for time.Since(start) < replayWait && !s.stopped() {
+		s.c.mu.Lock()
+		quiet := time.Since(s.c.heard)
+		s.c.mu.Unlock()
+		if quiet >= replayQuiet {
+			return
+		}
+		time.Sleep(replayQuiet - quiet)
+	}
 }
 
 func authID(m acpsdk.AuthMethod) string {
