@@ -362,7 +362,9 @@ func TestStopCancelsTurn(t *testing.T) {
 	host := &fakeHost{blockCh: make(chan struct{})}
 	agent := &fakeAgent{turn: func(ctx context.Context, a *fakeAgent, p acpsdk.PromptRequest) (acpsdk.PromptResponse, error) {
 		resp := a.ask(ctx, p.SessionId, "t", "sleep 100")
-		if resp.Outcome.Cancelled == nil {
+		// session/cancel may end this prompt's ctx (and so the wait for the answer) before the
+		// driver's "cancelled" arrives; an answer that did arrive must be cancelled.
+		if resp.Outcome.Cancelled == nil && ctx.Err() == nil {
 			t.Errorf("a withdrawn permission answered %+v, want cancelled", resp)
 		}
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil

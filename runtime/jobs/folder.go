@@ -27,7 +27,7 @@ func prepareFolder(ctx context.Context, j Job) error {
 			return fmt.Errorf("The folder %s is no longer there.", j.WorkDir)
 		}
 		return nil
-	case FolderWorkspace:
+	case FolderWorkspace, FolderProject:
 		if fi, err := os.Stat(j.WorkDir); err == nil && fi.IsDir() {
 			return nil // made by an earlier start of this run
 		}

@@ -321,6 +321,13 @@ func (s *Service) planFolder(req AssignRequest, id string) (folderPlan, error) {
 		if req.Worktree {
 			return folderPlan{}, invalid("A worktree needs the folder of a git repository; name it.")
 		}
+		if p, ok := s.taskProject(req.TaskID); ok {
+			dir, err := s.projectFolder(p)
+			if err != nil {
+				return folderPlan{}, err
+			}
+			return folderPlan{kind: FolderProject, folder: p.ID, dir: dir, key: dir, needsPrepare: true}, nil
+		}
 		dir := filepath.Join(s.opts.DataDir, "workspace", id)
 		return folderPlan{kind: FolderWorkspace, dir: dir, key: dir, needsPrepare: true}, nil
 	}

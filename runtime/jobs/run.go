@@ -142,6 +142,11 @@ func (r *run) work() (Status, engines.Result, string) {
 	if err := prepareFolder(r.ctx, r.job); err != nil {
 		return Failed, engines.Result{}, err.Error()
 	}
+	if r.job.FolderKind == FolderProject {
+		if err := r.s.bringProject(r.ctx, r.job.WorkDir, r.job.Folder); err != nil {
+			return Failed, engines.Result{}, "The project's brief could not be written into its folder: " + err.Error() + "."
+		}
+	}
 	if r.job.BaseCommit == "" {
 		r.job.BaseCommit = headCommit(r.ctx, r.job.WorkDir)
 		r.rec.add("", Trace{}, map[string]any{"base_commit": r.job.BaseCommit})

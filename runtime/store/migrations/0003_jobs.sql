@@ -8,8 +8,8 @@ CREATE TABLE jobs (
 	brief        TEXT NOT NULL,
 	status       TEXT NOT NULL CHECK (status IN
 	             ('queued', 'running', 'paused', 'done', 'failed', 'stopped', 'stuck', 'limit', 'interrupted')),
-	folder_kind  TEXT NOT NULL CHECK (folder_kind IN ('folder', 'worktree', 'workspace', 'clone')),
-	folder       TEXT NOT NULL DEFAULT '',   -- the folder named at assignment ('' for the workspace; the URL of a clone)
+	folder_kind  TEXT NOT NULL CHECK (folder_kind IN ('folder', 'worktree', 'workspace', 'clone', 'project')),
+	folder       TEXT NOT NULL DEFAULT '',   -- the folder named at assignment ('' for the workspace; the URL of a clone; the project's id)
 	work_dir     TEXT NOT NULL DEFAULT '',   -- where the agent works, once prepared
 	branch       TEXT NOT NULL DEFAULT '',   -- the worktree's branch
 	resource_key TEXT NOT NULL,              -- one run at a time per key
