@@ -125,7 +125,7 @@ func TestPermissionAllowed(t *testing.T) {
 
 func TestPermissionDenied(t *testing.T) {
 	h := newFakeHost()
-	h.permit["Bash"] = engines.Permission{Reason: "Commands that write need the person's approval in Ask mode."}
+	h.Permits["Bash"] = engines.Permission{Reason: "Commands that write need the person's approval in Ask mode."}
 	p := newPeer(t, h)
 	p.send(goldenCanUse)
 	got := p.response("f1d8")
@@ -137,8 +137,8 @@ func TestPermissionDenied(t *testing.T) {
 
 func TestAskUserQuestion(t *testing.T) {
 	h := newFakeHost()
-	h.answers["Which database?"] = engines.Answer{Option: 1, Text: "SQLite"}
-	h.answers["Anything else?"] = engines.Answer{Option: -1, Text: "Keep it small."}
+	h.Answers["Which database?"] = engines.Answer{Option: 1, Text: "SQLite"}
+	h.Answers["Anything else?"] = engines.Answer{Option: -1, Text: "Keep it small."}
 	p := newPeer(t, h)
 	p.send(`{"type":"control_request","request_id":"q1","request":{"subtype":"can_use_tool","tool_name":"AskUserQuestion","input":{"questions":[` +
 		`{"question":"Which database?","header":"DB","multiSelect":false,"options":[{"label":"Postgres (Recommended)","description":"big"},{"label":"SQLite","description":"small"}]},` +
@@ -262,8 +262,8 @@ func TestFailedToolResult(t *testing.T) {
 	h := newFakeHost()
 	p := newPeer(t, h)
 	p.send(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_x","content":[{"type":"text","text":"denied by probe"}],"is_error":true}]},"parent_tool_use_id":null,"session_id":"s","tool_use_result":"Error: denied by probe"}`)
-	h.waitFor(t, "tool_end", func() bool { return len(h.eventsOf(engines.EventToolEnd)) == 1 })
-	e := h.eventsOf(engines.EventToolEnd)[0]
+	h.WaitFor(t, "tool_end", func() bool { return len(h.EventsOf(engines.EventToolEnd)) == 1 })
+	e := h.EventsOf(engines.EventToolEnd)[0]
 	if !e.Failed || e.Output != "denied by probe" {
 		t.Errorf("got %+v", e)
 	}
@@ -282,8 +282,8 @@ func TestMalformedLines(t *testing.T) {
 	if r["subtype"] != "error" || r["request_id"] != "m1" {
 		t.Errorf("got %v, want an error response to m1", m)
 	}
-	h.waitFor(t, "started after the bad lines", func() bool { return len(h.eventsOf(engines.EventStarted)) == 1 })
-	if n := len(h.eventsOf(engines.EventError)); n != 4 {
+	h.WaitFor(t, "started after the bad lines", func() bool { return len(h.EventsOf(engines.EventStarted)) == 1 })
+	if n := len(h.EventsOf(engines.EventError)); n != 4 {
 		t.Errorf("got %d error events, want 4: %+v", n, h.Events())
 	}
 }
@@ -299,17 +299,17 @@ func TestNoConversationFound(t *testing.T) {
 	if err != nil || !res.Gone || res.SessionID != "" {
 		t.Errorf("got %+v, %v; want Gone and no error", res, err)
 	}
-	if n := len(h.eventsOf(engines.EventError)); n != 0 {
+	if n := len(h.EventsOf(engines.EventError)); n != 0 {
 		t.Errorf("a gone session produced %d error events", n)
 	}
 }
 
 func TestControlCancelWithdrawsPermit(t *testing.T) {
 	h := newFakeHost()
-	h.blockPermit = true
+	h.BlockPermit = true
 	p := newPeer(t, h)
 	p.send(goldenCanUse)
-	h.waitFor(t, "Permit", func() bool { return len(h.Calls()) == 1 })
+	h.WaitFor(t, "Permit", func() bool { return len(h.Calls()) == 1 })
 	p.send(`{"type":"control_cancel_request","request_id":"f1d8"}`, goldenHook)
 	// The next line written answers the hook: the withdrawn permission got none.
 	m := p.read()

@@ -82,7 +82,7 @@ func (e *e2e) run(spec engines.Spec) (engines.Result, error) {
 		e.t.Fatal("claude did not finish within 2 minutes")
 	}
 	e.t.Logf("run took %v: %+v, %v", time.Since(start).Round(time.Millisecond), res, err)
-	for _, ev := range e.host.eventsOf(engines.EventError) {
+	for _, ev := range e.host.EventsOf(engines.EventError) {
 		e.t.Errorf("error event: %s", ev.Text)
 	}
 	return res, err
@@ -128,14 +128,14 @@ func testAllowedRead(t *testing.T, bin string) {
 		}
 	}
 	if kinds[engines.EventError] != 0 {
-		t.Errorf("error events: %+v", e.host.eventsOf(engines.EventError))
+		t.Errorf("error events: %+v", e.host.EventsOf(engines.EventError))
 	}
 }
 
 func testDeniedWrite(t *testing.T, bin string) {
 	e := newE2E(t, bin)
 	const reason = "Writing files is off for this run; say what you would write instead."
-	e.host.permit["Write"] = engines.Permission{Reason: reason}
+	e.host.Permits["Write"] = engines.Permission{Reason: reason}
 	target := filepath.Join(e.folder, "x.txt")
 	e.server.Script(
 		enginetest.ToolCall("Write", map[string]any{"file_path": target, "content": "hi\n"}),
@@ -162,7 +162,7 @@ func testDeniedWrite(t *testing.T, bin string) {
 
 func testAskUserQuestion(t *testing.T, bin string) {
 	e := newE2E(t, bin)
-	e.host.answers["Which color should the button be?"] = engines.Answer{Option: 1, Text: "Blue"}
+	e.host.Answers["Which color should the button be?"] = engines.Answer{Option: 1, Text: "Blue"}
 	e.server.Script(
 		enginetest.ToolCall("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
 			"question": "Which color should the button be?", "header": "Color", "multiSelect": false,

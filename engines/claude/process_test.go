@@ -166,7 +166,7 @@ while read -r line; do :; done
 			}
 		}
 	}
-	if n := len(h.eventsOf(engines.EventToolEnd)); n != 1 {
+	if n := len(h.EventsOf(engines.EventToolEnd)); n != 1 {
 		t.Errorf("got %d tool_end events, want 1", n)
 	}
 }

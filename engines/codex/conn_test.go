@@ -121,8 +121,8 @@ func TestCommandApprovalAccepted(t *testing.T) {
 		t.Errorf("Permit got %+v", c)
 	}
 	p.send(goldenCmdDone)
-	p.host.waitFor(t, "tool_end", func() bool { return len(p.host.eventsOf(engines.EventToolEnd)) == 1 })
-	start, end := p.host.eventsOf(engines.EventToolStart), p.host.eventsOf(engines.EventToolEnd)
+	p.host.WaitFor(t, "tool_end", func() bool { return len(p.host.EventsOf(engines.EventToolEnd)) == 1 })
+	start, end := p.host.EventsOf(engines.EventToolStart), p.host.EventsOf(engines.EventToolEnd)
 	if len(start) != 1 || start[0].ToolID != "call_ab9d" || !strings.Contains(string(start[0].Input), "touch made_by_tool.txt") {
 		t.Errorf("tool_start %+v", start)
 	}
@@ -134,7 +134,7 @@ func TestCommandApprovalAccepted(t *testing.T) {
 func TestCommandApprovalDeclined(t *testing.T) {
 	p := newPeer(t)
 	const reason = "Deleting files is off for this run."
-	p.host.permit["commandExecution"] = engines.Permission{Reason: reason}
+	p.host.Permits["commandExecution"] = engines.Permission{Reason: reason}
 	p.send(goldenCmdStarted, goldenCmdApproval)
 	m := p.read()
 	if got := jsonOf(m); got != `{"id":0,"result":{"decision":"decline"}}` {
@@ -152,13 +152,13 @@ func TestCommandApprovalDeclined(t *testing.T) {
 
 func TestPermitWithdrawnWhenResolved(t *testing.T) {
 	p := newPeer(t)
-	p.host.blockPermit = true
+	p.host.BlockPermit = true
 	p.send(goldenCmdApproval)
-	p.host.waitFor(t, "Permit", func() bool { return len(p.host.Calls()) == 1 })
+	p.host.WaitFor(t, "Permit", func() bool { return len(p.host.Calls()) == 1 })
 	// The turn was interrupted: Codex resolves the request itself.
 	p.send(`{"method":"serverRequest/resolved","params":{"threadId":"01a22bb5","requestId":0}}`)
 	p.send(goldenMessage) // the next thing the driver writes must not be an answer to 0
-	p.host.waitFor(t, "message", func() bool { return len(p.host.eventsOf(engines.EventMessage)) == 1 })
+	p.host.WaitFor(t, "message", func() bool { return len(p.host.EventsOf(engines.EventMessage)) == 1 })
 	p.send(`{"id":7,"method":"item/tool/call","params":{}}`)
 	if m := p.read(); jsonOf(m["id"]) != "7" {
 		t.Errorf("the driver answered %s after the request was resolved", jsonOf(m))
@@ -204,11 +204,11 @@ func TestEvents(t *testing.T) {
 	if got, want := strings.Join(kinds, " "), "started thinking tool_start tool_end usage error message"; got != want {
 		t.Errorf("events %s, want %s", got, want)
 	}
-	end := p.host.eventsOf(engines.EventToolEnd)[0]
+	end := p.host.EventsOf(engines.EventToolEnd)[0]
 	if !end.Failed || end.Output != "ls: cannot access\n" {
 		t.Errorf("tool_end %+v, want failed with the output", end)
 	}
-	u := p.host.eventsOf(engines.EventUsage)[0].Usage
+	u := p.host.EventsOf(engines.EventUsage)[0].Usage
 	if u.InputTokens != 12 || u.OutputTokens != 3 || u.CacheRead != 4 {
 		t.Errorf("usage %+v", u)
 	}
@@ -221,7 +221,7 @@ func TestEvents(t *testing.T) {
 func TestBadLines(t *testing.T) {
 	p := newPeer(t)
 	p.send("this is not JSON", `{"id":99,"result":{}}`, `{"foo":1}`)
-	p.host.waitFor(t, "three errors", func() bool { return len(p.host.eventsOf(engines.EventError)) == 3 })
+	p.host.WaitFor(t, "three errors", func() bool { return len(p.host.EventsOf(engines.EventError)) == 3 })
 	// A request Codex should never send is refused, and said.
 	p.send(`{"id":5,"method":"account/chatgptAuthTokens/refresh","params":{"reason":"unauthorized"}}`)
 	m := p.read()
@@ -229,14 +229,14 @@ func TestBadLines(t *testing.T) {
 	if jsonOf(m["id"]) != "5" || e == nil || e["code"] != float64(-32601) {
 		t.Errorf("answer %s, want a method-not-found error", jsonOf(m))
 	}
-	if n := len(p.host.eventsOf(engines.EventError)); n != 4 {
+	if n := len(p.host.EventsOf(engines.EventError)); n != 4 {
 		t.Errorf("%d error events, want 4", n)
 	}
 }
 
 func TestUserInput(t *testing.T) {
 	p := newPeer(t)
-	p.host.answers["Which color?"] = engines.Answer{Option: 1, Text: "Blue"}
+	p.host.Answers["Which color?"] = engines.Answer{Option: 1, Text: "Blue"}
 	p.send(`{"method":"item/tool/requestUserInput","id":3,"params":{"threadId":"t","turnId":"u","itemId":"i","isBlocking":true,"questions":[` +
 		`{"id":"color","header":"Color","question":"Which color?","options":[{"label":"Red","description":"Warm"},{"label":"Blue","description":"Calm"}]},` +
 		`{"id":"pw","header":"Password","question":"Your password?","isSecret":true}]}}`)
@@ -250,7 +250,7 @@ func TestUserInput(t *testing.T) {
 
 func TestElicitation(t *testing.T) {
 	p := newPeer(t)
-	p.host.answers["Deploy where?\n\nTarget"] = engines.Answer{Option: 0, Text: "Staging"}
+	p.host.Answers["Deploy where?\n\nTarget"] = engines.Answer{Option: 0, Text: "Staging"}
 	p.send(`{"method":"mcpServer/elicitation/request","id":4,"params":{"serverName":"deploy","threadId":"t","mode":"form","message":"Deploy where?",` +
 		`"requestedSchema":{"type":"object","properties":{"target":{"type":"string","title":"Target","enum":["staging","prod"],"enumNames":["Staging","Production"]},"confirm":{"type":"boolean","title":"Confirm"}},"required":["target"]}}}`)
 	if got := jsonOf(p.read()); got != `{"id":4,"result":{"action":"accept","content":{"confirm":true,"target":"staging"}}}` {

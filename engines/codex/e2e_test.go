@@ -104,7 +104,7 @@ func (e *e2e) run(spec engines.Spec) (engines.Result, error) {
 
 func (e *e2e) noErrorEvents() {
 	e.t.Helper()
-	for _, ev := range e.host.eventsOf(engines.EventError) {
+	for _, ev := range e.host.EventsOf(engines.EventError) {
 		e.t.Errorf("error event: %s", ev.Text)
 	}
 }
@@ -153,7 +153,7 @@ func testAllowedCommand(t *testing.T, bin string) {
 			t.Errorf("no %s event in %v", k, kinds)
 		}
 	}
-	for _, ev := range e.host.eventsOf(engines.EventToolEnd) {
+	for _, ev := range e.host.EventsOf(engines.EventToolEnd) {
 		if ev.Failed || !strings.Contains(ev.Output, "a.txt") {
 			t.Errorf("tool_end %+v, want the listing", ev)
 		}
@@ -163,7 +163,7 @@ func testAllowedCommand(t *testing.T, bin string) {
 func testDeclinedCommand(t *testing.T, bin string) {
 	e := newE2E(t, bin)
 	const reason = "Deleting files is off for this run; say what you would delete instead."
-	e.host.permit["commandExecution"] = engines.Permission{Reason: reason}
+	e.host.Permits["commandExecution"] = engines.Permission{Reason: reason}
 	e.server.Script(
 		enginetest.Shell("rm a.txt"),
 		enginetest.Say("Understood, not deleting.").When(enginetest.Match{Func: func(r *enginetest.Request) bool {
@@ -196,7 +196,7 @@ func testDeclinedCommand(t *testing.T, bin string) {
 	if len(calls) != 1 || calls[0].Kind != "shell" || calls[0].Command != "rm a.txt" {
 		t.Errorf("Permit got %+v", calls)
 	}
-	ends := e.host.eventsOf(engines.EventToolEnd)
+	ends := e.host.EventsOf(engines.EventToolEnd)
 	if len(ends) != 1 || !ends[0].Failed {
 		t.Errorf("tool_end events %+v, want one failed", ends)
 	}

@@ -91,7 +91,7 @@ while read -r line; do :; done
 	if !strings.Contains(string(b), `"method":"turn/start"`) || !strings.Contains(string(b), `"effort":"low"`) || !strings.Contains(string(b), "list the files") {
 		t.Errorf("turn/start was %s", b)
 	}
-	if st := h.eventsOf(engines.EventStarted); len(st) != 1 || st[0].Session != "01a22bb5" || st[0].Model != "gpt-5.5" {
+	if st := h.EventsOf(engines.EventStarted); len(st) != 1 || st[0].Session != "01a22bb5" || st[0].Model != "gpt-5.5" {
 		t.Errorf("started events %+v", st)
 	}
 }
