@@ -13,11 +13,13 @@ describe('routes', () => {
     ['#/task/a%20b', { name: 'task', id: 'a b' }],
     ['#/task/%E0%A4%A', { name: 'task', id: '%E0%A4%A' }],
     ['#/needs', { name: 'needs' }],
+    ['#/settings', { name: 'settings' }],
   ] as [string, Route][])('parseRoute(%j)', (hash, want) => expect(parseRoute(hash)).toEqual(want));
 
   it.each([
     { name: 'board' },
     { name: 'needs' },
+    { name: 'settings' },
     { name: 'task', id: 'tsk_1' },
     { name: 'task', id: 'a/b c', run: 'job_2' },
   ] as Route[])('round-trips %j', (r) => expect(parseRoute(routeHash(r))).toEqual(r));

@@ -1,10 +1,11 @@
-// The hash routes: the board (""), a task's page (#/task/<id>, optionally /run/<job id>) and
-// Needs me (#/needs).
+// The hash routes: the board (""), a task's page (#/task/<id>, optionally /run/<job id>),
+// Needs me (#/needs) and Settings (#/settings).
 
 export type Route =
   | { name: 'board' }
   | { name: 'task'; id: string; run?: string }
-  | { name: 'needs' };
+  | { name: 'needs' }
+  | { name: 'settings' };
 
 export function parseRoute(hash: string): Route {
   const h = hash.replace(/^#\/?/, '');
@@ -19,6 +20,7 @@ export function parseRoute(hash: string): Route {
     return parts[2] === 'run' && parts[3] ? { name: 'task', id: parts[1], run: parts[3] } : { name: 'task', id: parts[1] };
   }
   if (parts[0] === 'needs') return { name: 'needs' };
+  if (parts[0] === 'settings') return { name: 'settings' };
   return { name: 'board' };
 }
 
@@ -28,6 +30,8 @@ export function routeHash(r: Route): string {
       return `#/task/${encodeURIComponent(r.id)}` + (r.run ? `/run/${encodeURIComponent(r.run)}` : '');
     case 'needs':
       return '#/needs';
+    case 'settings':
+      return '#/settings';
     default:
       return '#/';
   }

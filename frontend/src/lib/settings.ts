@@ -1,0 +1,138 @@
+// Settings: the coding agents this computer has (GET /api/agents), the context bridge's editor
+// keys (/api/keys) and paired phones (/api/pair/devices). Shapes from runtime/api/agents.go,
+// runtime/bridge/keys/keys.go and runtime/api/pair.go.
+
+import { ApiError, request } from './api';
+
+export type SignedIn = 'yes' | 'no' | 'unknown';
+
+export interface Agent {
+  name: string;
+  title: string;
+  installed: boolean;
+  path?: string;
+  version?: string;
+  signedIn: SignedIn;
+  login?: string;
+  problem?: string;
+}
+
+export interface EditorKey {
+  id: string;
+  name: string;
+  hint: string;
+  canWrite: boolean;
+  canUseApps: boolean;
+  createdAt: string;
+  lastUsedAt?: string | null;
+  revokedAt?: string | null;
+}
+
+export interface NewKey {
+  key: EditorKey;
+  secret: string;
+  note?: string;
+}
+
+export interface Phone {
+  id: string;
+  name: string;
+  createdAt: string;
+  lastSeenAt?: string | null;
+}
+
+/** Paired phones, or `setup` set when phone access is not set up (then there are none). */
+export interface Phones {
+  devices: Phone[];
+  setup: boolean;
+}
+
+export const PHONES_SETUP =
+  'Phone access is not set up. Run `ensemble pair setup RELAY` on this computer (RELAY is your relay’s address), start Ensemble again, then `ensemble pair` shows a code to scan.';
+
+export const MCP_HINT = 'Put it in your editor’s environment as ENSEMBLE_KEY, then run `ensemble mcp setup <client>` (for example `ensemble mcp setup claude`).';
+
+/** What the agent's sign-in state reads as. */
+export function signInText(a: Agent): string {
+  if (!a.installed) return 'Not installed';
+  if (a.signedIn === 'yes') return 'Signed in';
+  if (a.signedIn === 'no') return 'Signed out';
+  return 'Checks on first use';
+}
+
+/** Whether to offer "Sign in": installed, not known to be signed in, and it has a sign-in command. */
+export function canSignIn(a: Agent): boolean {
+  return a.installed && a.signedIn !== 'yes' && !!a.login;
+}
+
+/** What a key may do, in words. */
+export function grantsText(k: Pick<EditorKey, 'canWrite' | 'canUseApps'>): string {
+  const g = ['read'];
+  if (k.canWrite) g.push('make changes');
+  if (k.canUseApps) g.push('use connected apps');
+  return g.length === 1 ? 'May read' : `May ${g.slice(0, -1).join(', ')} and ${g.at(-1)}`;
+}
+
+/** Keys still in force, newest first. */
+export function liveKeys(keys: readonly EditorKey[]): EditorKey[] {
+  return keys.filter((k) => !k.revokedAt).sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
+}
+
+/** A time as "just now", "5 min ago", "3 h ago", "2 days ago", else the date; "never" for none. */
+export function ago(iso: string | null | undefined, now: Date = new Date()): string {
+  if (!iso) return 'never';
+  const t = Date.parse(iso);
+  if (!Number.isFinite(t) || t <= 0) return 'never';
+  const s = Math.max(0, (now.getTime() - t) / 1000);
+  if (s < 60) return 'just now';
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  const d = Math.floor(s / 86400);
+  if (d < 14) return d === 1 ? 'yesterday' : `${d} days ago`;
+  return new Date(t).toISOString().slice(0, 10);
+}
+
+/** The phones answer: a 404 (no such route) or an empty relay means phone access is not set up. */
+export function phonesFrom(body: { devices?: Phone[] | null; relay?: string } | null): Phones {
+  if (!body || !body.relay) return { devices: body?.devices ?? [], setup: true };
+  return { devices: body.devices ?? [], setup: false };
+}
+
+const enc = encodeURIComponent;
+
+export const settingsApi = {
+  agents: (refresh = false) =>
+    request<{ agents: Agent[] | null }>('GET', refresh ? '/api/agents?refresh=1' : '/api/agents').then((r) => r.agents ?? []),
+  keys: () => request<{ keys: EditorKey[] | null }>('GET', '/api/keys').then((r) => r.keys ?? []),
+  createKey: (name: string, canWrite: boolean, canUseApps: boolean) =>
+    request<NewKey>('POST', '/api/keys', { name, canWrite, canUseApps }),
+  revokeKey: (id: string) => request<{ key: EditorKey }>('DELETE', `/api/keys/${enc(id)}`),
+  phones: async (): Promise<Phones> => {
+    try {
+      return phonesFrom(await request<{ devices?: Phone[]; relay?: string }>('GET', '/api/pair/devices'));
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return { devices: [], setup: true };
+      throw e;
+    }
+  },
+  revokePhone: (id: string) => request<unknown>('DELETE', `/api/pair/devices/${enc(id)}`),
+};
+
+/** A sentence split at its `backticks`: the odd parts are code. */
+export function codeParts(s: string): { text: string; code: boolean }[] {
+  return s
+    .split('`')
+    .map((text, i) => ({ text, code: i % 2 === 1 }))
+    .filter((p) => p.text !== '');
+}
+
+/** The agent's problem sentence without the "agent not installed:" its state already says. */
+export function problemText(a: Agent): string {
+  const p = (a.problem ?? '').trim().replace(/^agent not installed:\s*/i, '');
+  return p ? p[0].toUpperCase() + p.slice(1) + (/[.!?]$/.test(p) ? '' : '.') : '';
+}
+
+/** Installed agents first, each group in the runtime's order. */
+export function agentOrder(list: readonly Agent[]): Agent[] {
+  return [...list.filter((a) => a.installed), ...list.filter((a) => !a.installed)];
+}
