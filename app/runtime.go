@@ -17,6 +17,7 @@ import (
 	"github.com/ensemblework/ensemble/frontend"
 	"github.com/ensemblework/ensemble/relay"
 	"github.com/ensemblework/ensemble/runtime/api"
+	"github.com/ensemblework/ensemble/runtime/assistant"
 	"github.com/ensemblework/ensemble/runtime/bridge/keys"
 	"github.com/ensemblework/ensemble/runtime/bridge/workspace"
 	"github.com/ensemblework/ensemble/runtime/events"
@@ -131,7 +132,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 		}
 	}
 	terms := terminal.New(terminal.Options{Home: home, Log: cfg.Log})
-	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Bridge: bridge, Sessions: ss, Relay: phoneHost, Agents: agents, Terminals: terms}, cfg.Log, st, bus, rec)
+	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Bridge: bridge, Sessions: ss, Relay: phoneHost, Agents: agents, Assistant: assistant.New(assistant.Config{Records: rec}), Terminals: terms}, cfg.Log, st, bus, rec)
 	r := &Runtime{
 		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, sessions: ss, agents: agents, terms: terms, api: srv, ln: ln,
 		URL:    url,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/engines/detect"
+	"github.com/ensemblework/ensemble/runtime/assistant"
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
@@ -48,6 +49,8 @@ type Options struct {
 	Sessions *sessions.Service
 	// Terminals are the person's shells; their routes are mounted when it is set.
 	Terminals *terminal.Manager
+	// Assistant answers assistant turns; its route is mounted when it is set.
+	Assistant *assistant.Service
 }
 
 // Server serves the API.
@@ -106,6 +109,7 @@ func (s *Server) Handler() http.Handler {
 	s.mountAgents(api)
 	s.mountSessions(api)
 	s.mountTerminals(api)
+	s.mountAssistant(api)
 	s.mountBridge(mux, api)
 	s.mountPair(mux, api)
 

@@ -1,0 +1,265 @@
+package assistant
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/ensemblework/ensemble/runtime/records"
+)
+
+// HubTools returns a registry with the Hub's task tools: hub_list_tasks, hub_create_tasks and
+// hub_update_task.
+func HubTools() *Registry {
+	r := NewRegistry()
+	for _, t := range []Tool{listTasksTool(), createTasksTool(), updateTaskTool()} {
+		if err := r.Register(t); err != nil {
+			panic(err)
+		}
+	}
+	return r
+}
+
+const statusEnum = `["proposed","todo","in_progress","waiting_approval","blocked","done","dropped"]`
+const priorityEnum = `["none","low","medium","high","urgent"]`
+
+type taskRow struct {
+	ID       string   `json:"id"`
+	Title    string   `json:"title"`
+	Status   string   `json:"status"`
+	Priority string   `json:"priority,omitempty"`
+	Due      *string  `json:"due,omitempty"`
+	Labels   []string `json:"labels,omitempty"`
+}
+
+func rowOf(t records.Task) taskRow {
+	r := taskRow{ID: t.ID, Title: t.Title, Status: string(t.Status), Due: t.Due}
+	if t.Priority != "none" {
+		r.Priority = t.Priority
+	}
+	if len(t.Labels) > 0 {
+		r.Labels = t.Labels
+	}
+	return r
+}
+
+// listBudget is what a list result may take, leaving room for the summary and a note.
+const listBudget = MaxToolResultChars - 600
+
+func listTasksTool() Tool {
+	return Tool{
+		Name:        "hub_list_tasks",
+		Description: "List the person's tasks (not in Trash), in board order. Filter by status or label, or by words in the title. Long lists come in parts: call again with the offset the note names.",
+		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
+			"status":{"type":"string","enum":` + statusEnum + `},
+			"label":{"type":"string"},
+			"query":{"type":"string","description":"words the title contains"},
+			"offset":{"type":"integer","minimum":0}}}`),
+		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
+			var in struct {
+				Status, Label, Query string
+				Offset               int
+			}
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return Result{}, err
+			}
+			tasks, err := tc.Records.ListTasks(ctx, records.TaskFilter{Status: records.Status(in.Status), Label: in.Label})
+			if err != nil {
+				return Result{}, err
+			}
+			if q := strings.ToLower(strings.TrimSpace(in.Query)); q != "" {
+				kept := tasks[:0]
+				for _, t := range tasks {
+					if strings.Contains(strings.ToLower(t.Title), q) {
+						kept = append(kept, t)
+					}
+				}
+				tasks = kept
+			}
+			total := len(tasks)
+			if in.Offset > total {
+				in.Offset = total
+			}
+			var rows []taskRow
+			size := 2
+			for _, t := range tasks[in.Offset:] {
+				row := rowOf(t)
+				b, _ := json.Marshal(row)
+				if size+len(b)+1 > listBudget && len(rows) > 0 {
+					break
+				}
+				size += len(b) + 1
+				rows = append(rows, row)
+			}
+			if rows == nil {
+				rows = []taskRow{}
+			}
+			data := map[string]any{"tasks": rows, "total": total}
+			var titles []string
+			for _, r := range rows {
+				titles = append(titles, r.Title)
+			}
+			summary := "No tasks found."
+			if total > 0 {
+				summary = fmt.Sprintf("Found %s: %s.", plural(total, "task"), titleList(titles))
+			}
+			if end := in.Offset + len(rows); end < total {
+				data["note"] = fmt.Sprintf("Showing tasks %d–%d of %d; call hub_list_tasks again with offset %d for the rest.", in.Offset+1, end, total, end)
+			}
+			return Result{Summary: summary, Data: data}, nil
+		},
+	}
+}
+
+func createTasksTool() Tool {
+	return Tool{
+		Name:        "hub_create_tasks",
+		Description: "Create one or more tasks in one step (one Undo). Give each a short title; status defaults to todo.",
+		IsWrite:     true,
+		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["tasks"],"properties":{
+			"tasks":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["title"],"properties":{
+				"title":{"type":"string","minLength":1,"maxLength":300},
+				"status":{"type":"string","enum":` + statusEnum + `},
+				"priority":{"type":"string","enum":` + priorityEnum + `},
+				"due":{"type":"string","description":"YYYY-MM-DD"},
+				"labels":{"type":"array","items":{"type":"string"}},
+				"page":{"type":"string","description":"Markdown notes"}}}}}}`),
+		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
+			var in struct {
+				Tasks []struct {
+					Title, Status, Priority, Due, Page string
+					Labels                             []string
+				}
+			}
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return Result{}, err
+			}
+			var made []records.Task
+			var titles []string
+			for _, t := range in.Tasks {
+				titles = append(titles, strings.TrimSpace(t.Title))
+			}
+			summary := fmt.Sprintf("Added %s: %s.", plural(len(in.Tasks), "task"), titleList(titles))
+			g, err := tc.Records.Batch(ctx, tc.Actor, summary, func(b *records.Batch) error {
+				for _, t := range in.Tasks {
+					ti := records.TaskInput{Title: records.Some(t.Title)}
+					if t.Status != "" {
+						ti.Status = records.Some(records.Status(t.Status))
+					}
+					if t.Priority != "" {
+						ti.Priority = records.Some(t.Priority)
+					}
+					if t.Due != "" {
+						due := t.Due
+						ti.Due = records.Some(&due)
+					}
+					if t.Labels != nil {
+						ti.Labels = records.Some(t.Labels)
+					}
+					if t.Page != "" {
+						ti.Page = records.Some(t.Page)
+					}
+					task, err := tc.Records.Tasks().CreateIn(b, ti)
+					if err != nil {
+						return err
+					}
+					made = append(made, task)
+				}
+				return nil
+			})
+			if err != nil {
+				return Result{}, err
+			}
+			rows := make([]taskRow, len(made))
+			refs := make([]Ref, len(made))
+			for i, t := range made {
+				rows[i] = rowOf(t)
+				refs[i] = Ref{Kind: "task", ID: t.ID, Title: t.Title}
+			}
+			return Result{Summary: summary, Data: map[string]any{"created": rows}, Refs: refs, Group: g.ID}, nil
+		},
+	}
+}
+
+func updateTaskTool() Tool {
+	return Tool{
+		Name:        "hub_update_task",
+		Description: "Change one task: its title, status (moves follow the task state machine), priority, due date or labels. Only the fields given change.",
+		IsWrite:     true,
+		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
+			"id":{"type":"string","minLength":1},
+			"title":{"type":"string","minLength":1,"maxLength":300},
+			"status":{"type":"string","enum":` + statusEnum + `},
+			"priority":{"type":"string","enum":` + priorityEnum + `},
+			"due":{"type":["string","null"],"description":"YYYY-MM-DD, or null to clear"},
+			"labels":{"type":"array","items":{"type":"string"}}}}`),
+		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
+			var in struct {
+				ID       string          `json:"id"`
+				Title    *string         `json:"title"`
+				Status   *string         `json:"status"`
+				Priority *string         `json:"priority"`
+				Due      json.RawMessage `json:"due"`
+				Labels   []string        `json:"labels"`
+			}
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return Result{}, err
+			}
+			cur, err := tc.Records.Tasks().Get(ctx, in.ID)
+			if err != nil {
+				if records.IsNotFound(err) {
+					return Result{}, fmt.Errorf("There is no task with that id; list the tasks to find it.")
+				}
+				return Result{}, err
+			}
+			var ti records.TaskInput
+			var changes []string
+			if in.Title != nil {
+				ti.Title = records.Some(*in.Title)
+				changes = append(changes, "renamed it to "+quoted(*in.Title))
+			}
+			if in.Status != nil {
+				st := records.Status(*in.Status)
+				if err := records.CheckMove(cur.Status, st); err != nil {
+					return Result{}, err
+				}
+				ti.Status = records.Some(st)
+				changes = append(changes, "moved it to "+st.Label())
+			}
+			if in.Priority != nil {
+				ti.Priority = records.Some(*in.Priority)
+				changes = append(changes, "set its priority to "+*in.Priority)
+			}
+			if len(in.Due) > 0 {
+				var due *string
+				json.Unmarshal(in.Due, &due)
+				ti.Due = records.Some(due)
+				if due == nil {
+					changes = append(changes, "cleared its due date")
+				} else {
+					changes = append(changes, "set it due "+*due)
+				}
+			}
+			if in.Labels != nil {
+				ti.Labels = records.Some(in.Labels)
+				changes = append(changes, "set its labels")
+			}
+			if len(changes) == 0 {
+				return Result{}, fmt.Errorf("Nothing to change: give a title, status, priority, due date or labels.")
+			}
+			summary := fmt.Sprintf("Updated task %s: %s.", quoted(cur.Title), strings.Join(changes, ", "))
+			var after records.Task
+			g, err := tc.Records.Batch(ctx, tc.Actor, summary, func(b *records.Batch) error {
+				var err error
+				after, err = tc.Records.Tasks().UpdateIn(b, in.ID, ti)
+				return err
+			})
+			if err != nil {
+				return Result{}, err
+			}
+			return Result{Summary: summary, Data: map[string]any{"task": rowOf(after)},
+				Refs: []Ref{{Kind: "task", ID: after.ID, Title: after.Title}}, Group: g.ID}, nil
+		},
+	}
+}

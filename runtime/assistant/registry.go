@@ -1,0 +1,122 @@
+// Package assistant is Ensemble's assistant: a registry of tools over the person's records and the
+// loop that answers one turn with a model, calling those tools.
+package assistant
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/records"
+)
+
+// Tool is one thing the assistant can do. Its input is checked against Schema before Run is called.
+type Tool struct {
+	Name        string
+	Description string
+	// Schema is the input's JSON schema (an object).
+	Schema json.RawMessage
+	// IsWrite says the tool changes records. Writes are immediate and undoable (the runtime's Undo).
+	IsWrite bool
+	Run     func(ctx context.Context, tc *ToolContext, input json.RawMessage) (Result, error)
+
+	resolved *jsonschema.Resolved
+}
+
+// ToolContext is what a running tool may use.
+type ToolContext struct {
+	Records *records.Service
+	// Actor is who the ledger records the write as: the assistant, with the conversation id.
+	Actor ledger.Actor
+}
+
+// Result is what a tool returns: a summary a person reads (titles and counts, never ids), data for
+// the model (ids included), the records it touched and the Undo group of a write.
+type Result struct {
+	Summary string `json:"summary"`
+	Data    any    `json:"data,omitempty"`
+	Refs    []Ref  `json:"refs,omitempty"`
+	// Group is the ledger group of a write, to undo it.
+	Group string `json:"group,omitempty"`
+}
+
+// Ref is a record a result names.
+type Ref struct {
+	Kind  string `json:"kind"`
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+// Registry holds the tools by name.
+type Registry struct {
+	tools map[string]*Tool
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{tools: map[string]*Tool{}} }
+
+// Register adds t, compiling its schema. A second tool of the same name, or a schema that does not
+// compile, is an error.
+func (r *Registry) Register(t Tool) error {
+	if t.Name == "" || t.Run == nil {
+		return fmt.Errorf("assistant: a tool needs a name and a run func")
+	}
+	if _, dup := r.tools[t.Name]; dup {
+		return fmt.Errorf("assistant: tool %s registered twice", t.Name)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(t.Schema, &s); err != nil {
+		return fmt.Errorf("assistant: tool %s: schema: %w", t.Name, err)
+	}
+	res, err := s.Resolve(nil)
+	if err != nil {
+		return fmt.Errorf("assistant: tool %s: schema: %w", t.Name, err)
+	}
+	t.resolved = res
+	r.tools[t.Name] = &t
+	return nil
+}
+
+// Get returns the tool named, or nil.
+func (r *Registry) Get(name string) *Tool { return r.tools[name] }
+
+// Names lists the tools' names in order.
+func (r *Registry) Names() []string {
+	out := make([]string, 0, len(r.tools))
+	for n := range r.tools {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Describe returns the tools as offered to a model.
+func (r *Registry) Describe(names []string) []models.Tool {
+	var out []models.Tool
+	for _, n := range names {
+		if t := r.tools[n]; t != nil {
+			out = append(out, models.Tool{Name: t.Name, Description: t.Description, Schema: t.Schema})
+		}
+	}
+	return out
+}
+
+// Validate checks input against the tool's schema.
+func (t *Tool) Validate(input json.RawMessage) error {
+	var v any
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(input, &v); err != nil {
+		return fmt.Errorf("it is not JSON: %v", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return fmt.Errorf("it must be a JSON object")
+	}
+	return t.resolved.Validate(v)
+}

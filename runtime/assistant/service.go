@@ -1,0 +1,409 @@
+package assistant
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/records"
+)
+
+// Turn limits.
+const (
+	// MaxSteps is the most model requests one turn makes; the last has tools off.
+	MaxSteps = 8
+	// HistoryMessages is how many earlier messages a turn sends.
+	HistoryMessages = 12
+)
+
+// Config sets up a Service.
+type Config struct {
+	Records *records.Service
+	// Tools are the tools a turn offers; HubTools() when nil.
+	Tools *Registry
+	// Providers returns the provider a turn names ("anthropic" or "openai") at baseURL ("" for the
+	// default). When nil, keys come from the environment (models.FromEnv) with Timeout.
+	Providers func(provider, baseURL string) (models.Provider, error)
+	// Timeout is how long one model call waits; models.TimeoutFromEnv() when zero.
+	Timeout time.Duration
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Service answers assistant turns. Conversations are kept in memory.
+type Service struct {
+	cfg   Config
+	mu    sync.Mutex
+	convs map[string]*conversation
+}
+
+type conversation struct {
+	busy     bool
+	messages []stored
+}
+
+// stored is one saved message. Error turns are saved but never sent to the model as history.
+type stored struct {
+	Role    string
+	Text    string
+	History string // what the model is sent, when it differs from Text
+	Error   bool
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	if cfg.Tools == nil {
+		cfg.Tools = HubTools()
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = models.TimeoutFromEnv()
+	}
+	if cfg.Providers == nil {
+		timeout := cfg.Timeout
+		cfg.Providers = func(p, base string) (models.Provider, error) { return models.FromEnv(p, base, timeout) }
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{cfg: cfg, convs: map[string]*conversation{}}
+}
+
+// TurnRequest is one message from the person.
+type TurnRequest struct {
+	ConversationID string `json:"conversationId,omitempty"`
+	Text           string `json:"text"`
+	Provider       string `json:"provider,omitempty"`
+	Model          string `json:"model"`
+	BaseURL        string `json:"baseUrl,omitempty"`
+	Effort         string `json:"effort,omitempty"`
+}
+
+// ToolRow is one tool call of a turn as a person sees it.
+type ToolRow struct {
+	CallID  string `json:"callId"`
+	Name    string `json:"name"`
+	IsWrite bool   `json:"isWrite,omitempty"`
+	// Status is "running", "done" or "error".
+	Status  string `json:"status"`
+	Summary string `json:"summary,omitempty"`
+	Refs    []Ref  `json:"refs,omitempty"`
+	// Group is the Undo group of a write that landed.
+	Group string `json:"group,omitempty"`
+}
+
+// Reply is a finished turn.
+type Reply struct {
+	ConversationID string       `json:"conversationId"`
+	Text           string       `json:"text"`
+	Tools          []ToolRow    `json:"tools"`
+	Steps          int          `json:"steps"`
+	Usage          models.Usage `json:"usage"`
+}
+
+// Event is one piece of a turn as it happens: "conversation" (its id), "text" (a delta), "tool" (a
+// tool row, when it starts and when it ends) and "done" (the reply). A failed turn ends with the
+// error Turn returns instead of "done".
+type Event struct {
+	Type           string   `json:"type"`
+	ConversationID string   `json:"conversationId,omitempty"`
+	Text           string   `json:"text,omitempty"`
+	Tool           *ToolRow `json:"tool,omitempty"`
+	Reply          *Reply   `json:"reply,omitempty"`
+}
+
+// InputError is a request the person must correct.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+// Turn answers req, sending events to emit (which may be nil) as they happen. The error's text is
+// the sentence to show; a model past its limit is a *models.TimeoutError.
+func (s *Service) Turn(ctx context.Context, req TurnRequest, emit func(Event)) (Reply, error) {
+	if emit == nil {
+		emit = func(Event) {}
+	}
+	req.Text = strings.TrimSpace(req.Text)
+	if req.Text == "" {
+		return Reply{}, &InputError{"Write a message first."}
+	}
+	if req.Model == "" {
+		return Reply{}, &InputError{"Choose a model."}
+	}
+	if req.BaseURL != "" && !localURL(req.BaseURL) {
+		// The provider's key from this computer's settings goes to the base URL: a request must not
+		// be able to send it anywhere else.
+		return Reply{}, &InputError{"A base URL in a request must be a model server on this computer (such as Ollama at http://127.0.0.1:11434/v1); set another provider's address in Ensemble's settings."}
+	}
+	provider, err := s.cfg.Providers(req.Provider, req.BaseURL)
+	if err != nil {
+		return Reply{}, &InputError{err.Error()}
+	}
+	id, history, err := s.begin(req.ConversationID)
+	if err != nil {
+		return Reply{}, err
+	}
+	emit(Event{Type: "conversation", ConversationID: id})
+	reply, err := s.run(ctx, provider, id, req, history, emit)
+	s.finish(id, req.Text, reply, err)
+	return reply, err
+}
+
+// begin opens (or starts) a conversation for one turn and returns its history.
+func (s *Service) begin(id string) (string, []models.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.convs[id]
+	if id == "" || c == nil {
+		if id != "" {
+			return "", nil, &InputError{"There is no such conversation; start a new one."}
+		}
+		id = ledger.NewID("cnv_")
+		c = &conversation{}
+		s.convs[id] = c
+	}
+	if c.busy {
+		return "", nil, &InputError{"This conversation is still answering; wait for it or stop it."}
+	}
+	c.busy = true
+	var hist []models.Message
+	for _, m := range c.messages {
+		if m.Error {
+			continue
+		}
+		text := m.Text
+		if m.History != "" {
+			text = m.History
+		}
+		hist = append(hist, models.Message{Role: m.Role, Text: text})
+	}
+	// An error turn leaves a question without an answer; drop it so roles alternate.
+	var clean []models.Message
+	for i, m := range hist {
+		if m.Role == "user" && i+1 < len(hist) && hist[i+1].Role == "user" {
+			continue
+		}
+		clean = append(clean, m)
+	}
+	if len(clean) > 0 && clean[len(clean)-1].Role == "user" {
+		clean = clean[:len(clean)-1]
+	}
+	if len(clean) > HistoryMessages {
+		clean = clean[len(clean)-HistoryMessages:]
+	}
+	for len(clean) > 0 && clean[0].Role != "user" {
+		clean = clean[1:]
+	}
+	return id, clean, nil
+}
+
+func (s *Service) finish(id, question string, reply Reply, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.convs[id]
+	c.busy = false
+	c.messages = append(c.messages, stored{Role: "user", Text: question})
+	if err != nil {
+		c.messages = append(c.messages, stored{Role: "assistant", Text: err.Error(), Error: true})
+		return
+	}
+	hist := reply.Text
+	var lines []string
+	for _, t := range reply.Tools {
+		if !t.IsWrite || t.Status != "done" {
+			continue
+		}
+		line := t.Summary
+		if len(t.Refs) > 0 {
+			var links []string
+			for _, r := range t.Refs {
+				links = append(links, fmt.Sprintf("[%s](ensemble://%s/%s)", r.Title, r.Kind, r.ID))
+			}
+			line += " Records: " + strings.Join(links, ", ")
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) > 0 {
+		hist += "\n\n" + strings.Join(lines, "\n")
+	}
+	c.messages = append(c.messages, stored{Role: "assistant", Text: reply.Text, History: hist})
+}
+
+// Messages returns a conversation's saved messages (role and text; error turns included), or nil.
+func (s *Service) Messages(id string) []models.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.convs[id]
+	if c == nil {
+		return nil
+	}
+	out := make([]models.Message, len(c.messages))
+	for i, m := range c.messages {
+		out[i] = models.Message{Role: m.Role, Text: m.Text}
+	}
+	return out
+}
+
+const instructions = `You are Ensemble's assistant. You help the person with their tasks, using the tools you are given.
+Today is %s.
+- Use a tool to look things up or change records; never say you did something a tool did not do.
+- Writes happen at once and the person can undo them.
+- Ids are for tool calls. In replies, name records by title, or as [Title](ensemble://kind/id); give a raw id only when asked.
+- When a tool returns an error, fix the call or tell the person in a sentence what went wrong.
+- Be brief.`
+
+const nudge = "You said you would do that, but you made no tool call. Make the call now, or answer without promising to."
+
+func (s *Service) run(ctx context.Context, provider models.Provider, convID string, req TurnRequest, history []models.Message, emit func(Event)) (Reply, error) {
+	reply := Reply{ConversationID: convID, Tools: []ToolRow{}}
+	offered := s.cfg.Tools.Names()
+	msgs := append(history, models.Message{Role: "user", Text: req.Text})
+	tc := &ToolContext{Records: s.cfg.Records, Actor: ledger.Actor{Kind: ledger.Assistant, ID: convID, Name: "Assistant"}}
+	streamed := ""
+	nudged := false
+	for step := 0; step < MaxSteps; step++ {
+		last := step == MaxSteps-1
+		mreq := models.Request{
+			Model:    req.Model,
+			System:   fmt.Sprintf(instructions, s.cfg.Now().Format("Monday 2 January 2006")),
+			Messages: msgs,
+			Tools:    s.cfg.Tools.Describe(offered),
+			ToolsOff: last,
+			Effort:   req.Effort,
+		}
+		resp, err := provider.Stream(ctx, mreq, func(d string) {
+			streamed += d
+			emit(Event{Type: "text", Text: d})
+		})
+		reply.Steps = step + 1
+		reply.Usage.InputTokens += resp.Usage.InputTokens
+		reply.Usage.OutputTokens += resp.Usage.OutputTokens
+		if err != nil {
+			reply.Text = streamed
+			return reply, modelError(req.Model, err)
+		}
+		calls := resp.ToolCalls
+		if last {
+			calls = nil // tools were off: a call now is not followed
+		}
+		if len(calls) == 0 {
+			text := strings.TrimSpace(resp.Text)
+			if !nudged && !last && needsNudge(text, len(reply.Tools) > 0) {
+				nudged = true
+				msgs = append(msgs, models.Message{Role: "assistant", Text: resp.Text}, models.Message{Role: "user", Text: nudge})
+				streamed += "\n\n"
+				emit(Event{Type: "text", Text: "\n\n"})
+				continue
+			}
+			if text == "" {
+				reply.Text = streamed
+				return reply, errors.New("The model ended without an answer. Ask again.")
+			}
+			reply.Text = text
+			emit(Event{Type: "done", ConversationID: convID, Reply: &reply})
+			return reply, nil
+		}
+		msgs = append(msgs, models.Message{Role: "assistant", Text: resp.Text, ToolCalls: calls})
+		results := make([]models.ToolResult, 0, len(calls))
+		for _, c := range calls {
+			row, content, isErr := s.call(ctx, tc, offered, c, emit)
+			reply.Tools = append(reply.Tools, row)
+			results = append(results, models.ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: isErr})
+		}
+		msgs = append(msgs, models.Message{Role: "user", ToolResults: results})
+		if resp.Text != "" {
+			streamed += "\n\n"
+			emit(Event{Type: "text", Text: "\n\n"})
+		}
+	}
+	reply.Text = streamed
+	return reply, errors.New("The assistant ran out of steps before answering. Ask again, or ask for less at once.")
+}
+
+// call runs one tool call and returns its row, what the model is told, and whether that is an error.
+func (s *Service) call(ctx context.Context, tc *ToolContext, offered []string, c models.ToolCall, emit func(Event)) (ToolRow, string, bool) {
+	row := ToolRow{CallID: c.ID, Name: c.Name, Status: "running"}
+	fail := func(msg string) (ToolRow, string, bool) {
+		row.Status, row.Summary = "error", msg
+		emit(Event{Type: "tool", Tool: &row})
+		return row, msg, true
+	}
+	t := s.cfg.Tools.Get(c.Name)
+	if t == nil || !contains(offered, c.Name) {
+		return fail(fmt.Sprintf("There is no tool named %q in this turn; the tools are %s. Nothing was done.", c.Name, strings.Join(offered, ", ")))
+	}
+	row.IsWrite = t.IsWrite
+	if err := t.Validate(c.Input); err != nil {
+		return fail(fmt.Sprintf("The input for %s is not valid: %v. Nothing was done.", c.Name, err))
+	}
+	emit(Event{Type: "tool", Tool: &row})
+	res, err := t.Run(ctx, tc, rawOr(c.Input))
+	if err != nil {
+		return fail(err.Error())
+	}
+	row.Status, row.Summary, row.Refs, row.Group = "done", res.Summary, res.Refs, res.Group
+	emit(Event{Type: "tool", Tool: &row})
+	content := res.Summary
+	if res.Data != nil {
+		b, _ := json.Marshal(res.Data)
+		content += "\n" + string(b)
+	}
+	return row, headAndTail(content, MaxToolResultChars), false
+}
+
+func rawOr(in json.RawMessage) json.RawMessage {
+	if len(in) == 0 {
+		return json.RawMessage("{}")
+	}
+	return in
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// modelError is the sentence for a failed model call.
+func modelError(model string, err error) error {
+	if models.IsTimeout(err) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return fmt.Errorf("%s could not answer: %v", model, err)
+}
+
+var (
+	promiseRe  = regexp.MustCompile(`(?i)\b(let me|i'll|i will|i am going to|i'm going to|one moment)\b[^.?!]*\b(check|look|find|search|list|see|create|add|update|move|mark)`)
+	announceRe = regexp.MustCompile(`(?i)(\bproceeding to\b|\bnow (i'll|i will|let me)\b|\bnext,? i'll\b|\bhub_[a-z_]+\s*\(|"name"\s*:\s*"hub_)`)
+)
+
+// needsNudge reports a text-only reply that promises a lookup before any tool ran, or, after tools
+// ran, writes a tool call as text or announces the next write.
+func needsNudge(text string, toolsRan bool) bool {
+	if !toolsRan {
+		return promiseRe.MatchString(text) && !strings.HasSuffix(text, "?")
+	}
+	return announceRe.MatchString(text)
+}
+
+// localURL reports whether raw is an http(s) URL on this computer's loopback.
+func localURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	h := u.Hostname()
+	ip := net.ParseIP(h)
+	return h == "localhost" || ip != nil && ip.IsLoopback()
+}

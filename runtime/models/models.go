@@ -1,0 +1,172 @@
+// Package models streams one model request to a provider (Anthropic Messages, or OpenAI Chat
+// Completions at any OpenAI-compatible base URL) and returns its text, tool calls and usage.
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Message is one conversation message. Role is "user" or "assistant". An assistant message may
+// carry tool calls; the user message after it carries their results.
+type Message struct {
+	Role        string       `json:"role"`
+	Text        string       `json:"text,omitempty"`
+	ToolCalls   []ToolCall   `json:"toolCalls,omitempty"`
+	ToolResults []ToolResult `json:"toolResults,omitempty"`
+}
+
+// ToolCall is a call the model made.
+type ToolCall struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// ToolResult answers one ToolCall.
+type ToolResult struct {
+	CallID  string `json:"callId"`
+	Name    string `json:"name"`
+	Content string `json:"content"`
+	IsError bool   `json:"isError,omitempty"`
+}
+
+// Tool is a tool offered to the model: its input is described by a JSON schema (an object).
+type Tool struct {
+	Name        string
+	Description string
+	Schema      json.RawMessage
+}
+
+// Request is one model request.
+type Request struct {
+	Model    string
+	System   string
+	Messages []Message
+	Tools    []Tool
+	// ToolsOff asks for a final answer: the tools are still described (the history names them) but
+	// the model may not call them.
+	ToolsOff bool
+	// Effort is the reasoning effort ("low", "medium", "high", …); empty leaves the provider's default.
+	Effort string
+	// MaxTokens bounds the reply; 8192 when zero.
+	MaxTokens int
+}
+
+// Usage is what a request cost in tokens.
+type Usage struct {
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+}
+
+// Response is the model's answer to one request.
+type Response struct {
+	Text      string
+	ToolCalls []ToolCall
+	Usage     Usage
+}
+
+// Provider streams one model request. onText receives the text as it arrives (may be nil). On
+// error, the Response holds whatever had arrived.
+type Provider interface {
+	Stream(ctx context.Context, req Request, onText func(string)) (Response, error)
+}
+
+// DefaultTimeout is how long one model call waits when nothing else is set.
+const DefaultTimeout = 15 * time.Minute
+
+// TimeoutFromEnv returns ENSEMBLE_MODEL_CALL_TIMEOUT_MS, held to 30 seconds–30 minutes, or
+// DefaultTimeout when it is unset or unreadable.
+func TimeoutFromEnv() time.Duration {
+	ms, err := strconv.ParseInt(os.Getenv("ENSEMBLE_MODEL_CALL_TIMEOUT_MS"), 10, 64)
+	if err != nil || ms <= 0 {
+		return DefaultTimeout
+	}
+	return min(max(time.Duration(ms)*time.Millisecond, 30*time.Second), 30*time.Minute)
+}
+
+// TimeoutError is a model call that went past its limit. Its message is what the chat shows.
+type TimeoutError struct {
+	Model string
+	Limit time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%s did not answer within %s, so I stopped waiting. Ask again, or try a narrower question.",
+		e.Model, Span(e.Limit))
+}
+
+// IsTimeout reports whether err is a model call past its limit.
+func IsTimeout(err error) bool {
+	var te *TimeoutError
+	return errors.As(err, &te)
+}
+
+// Span says a duration as a person would: "15 minutes", "1 minute", "20 seconds".
+func Span(d time.Duration) string {
+	unit := func(n int64, one string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %ss", n, one)
+	}
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		return unit(int64(d/time.Hour), "hour")
+	case d >= time.Minute && d%time.Minute == 0:
+		return unit(int64(d/time.Minute), "minute")
+	case d >= time.Second && d%time.Second == 0:
+		return unit(int64(d/time.Second), "second")
+	case d >= time.Second:
+		return fmt.Sprintf("%.1f seconds", d.Seconds())
+	}
+	return unit(max(int64(d/time.Millisecond), 1), "millisecond")
+}
+
+// withLimit runs call under limit; past it, the call's context is cancelled (closing the
+// provider's stream) and the result is a *TimeoutError naming the model.
+func withLimit(ctx context.Context, model string, limit time.Duration, call func(context.Context) (Response, error)) (Response, error) {
+	if limit <= 0 {
+		limit = DefaultTimeout
+	}
+	te := &TimeoutError{Model: model, Limit: limit}
+	cctx, cancel := context.WithTimeoutCause(ctx, limit, te)
+	defer cancel()
+	resp, err := call(cctx)
+	if ctx.Err() == nil && errors.Is(context.Cause(cctx), te) {
+		return resp, te // past the limit, whatever the stream made of its closing
+	}
+	return resp, err
+}
+
+func maxTokens(n int) int64 {
+	if n <= 0 {
+		return 8192
+	}
+	return int64(n)
+}
+
+// schemaObject decodes a tool's schema, an object with a "type" of "object" when empty.
+func schemaObject(raw json.RawMessage) map[string]any {
+	m := map[string]any{}
+	if len(raw) > 0 {
+		json.Unmarshal(raw, &m)
+	}
+	if _, ok := m["type"]; !ok {
+		m["type"] = "object"
+	}
+	return m
+}
+
+// rawInput is a tool call's input, "{}" when empty.
+func rawInput(in json.RawMessage) json.RawMessage {
+	if len(in) == 0 {
+		return json.RawMessage("{}")
+	}
+	return in
+}
