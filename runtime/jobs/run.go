@@ -66,10 +66,12 @@ func (r *run) touch() {
 
 // halt ends the run for why: its context is cancelled and the agent is asked to stop.
 func (r *run) halt(why error) {
-	r.cancel(why)
+	// Take the engine before cancelling: the cancel can end the attempt and clear r.engine before
+	// Stop is asked, and Stop is what ends the agent's protocol turn properly.
 	r.mu.Lock()
 	eng := r.engine
 	r.mu.Unlock()
+	r.cancel(why)
 	if eng != nil {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
