@@ -122,34 +122,12 @@ func TestStopEndsProcessGroup(t *testing.T) {
 	enginetest.NoLeaks(t)
 	shortGraces(t)
 	dir := t.TempDir()
-	// A stand-in that ignores its input closing and SIGTERM, and leaves a
-	// child of its own running.
-	bin := standIn(t, `trap '' TERM
-sleep 300 &
-echo $! > `+dir+`/child
-echo $$ > `+dir+`/self
-while :; do sleep 1; done
-`)
+	bin := standIn(t, enginetest.StopEndsGroupScript(dir))
 	run, err := New(WithBinary(bin)).Start(context.Background(), engines.Spec{Folder: dir, Prompt: "x"}, newFakeHost())
 	if err != nil {
 		t.Fatal(err)
 	}
-	self, child := enginetest.ReadPID(t, dir+"/self"), enginetest.ReadPID(t, dir+"/child")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := run.Stop(ctx); err != nil {
-		t.Fatalf("Stop: %v", err)
-	}
-	if _, err := run.Wait(); !errors.Is(err, engines.ErrStopped) {
-		t.Errorf("Wait: got %v, want ErrStopped", err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for (enginetest.Alive(self) || enginetest.Alive(child)) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if enginetest.Alive(self) || enginetest.Alive(child) {
-		t.Errorf("still running after Stop: stand-in %d %v, its child %d %v", self, enginetest.Alive(self), child, enginetest.Alive(child))
-	}
+	enginetest.CheckStopEndsGroup(t, dir, run)
 }
 
 func TestExitWithoutTurn(t *testing.T) {
