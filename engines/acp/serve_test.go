@@ -405,6 +405,11 @@ func TestToolCallReading(t *testing.T) {
 	if c := mcp.call("/w"); c.Kind != "mcp" || c.Tool != "mcp__ensemble__ask_person" {
 		t.Errorf("mcp %+v", c)
 	}
+	// A permission request handled before the tool_call that gives the kind.
+	early := &tool{title: "`rm a.txt`", rawInput: map[string]any{"command": "rm a.txt", "description": "Delete"}}
+	if c := early.call("/w"); c.Kind != "shell" || c.Command != "rm a.txt" || c.Tool != "execute" {
+		t.Errorf("early %+v", c)
+	}
 	title := &tool{kind: acpsdk.ToolKindExecute, title: "Run `git status`"}
 	if c := title.call("/w"); c.Command != "git status" {
 		t.Errorf("title %+v", c)

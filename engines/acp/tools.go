@@ -64,16 +64,35 @@ func emptyRaw(v any) bool {
 // name is the tool's name in events and for the judge: an MCP tool as mcp__server__tool, another
 // tool by its ACP kind ("execute", "edit", …), or its title when it has no kind.
 func (t *tool) name() string {
-	if server, name, ok := mcpName(t.title); ok && (t.kind == "" || t.kind == acpsdk.ToolKindOther) {
+	kind := t.effectiveKind()
+	if server, name, ok := mcpName(t.title); ok && (kind == "" || kind == acpsdk.ToolKindOther) {
 		return "mcp__" + server + "__" + name
 	}
-	if t.kind != "" && t.kind != acpsdk.ToolKindOther {
-		return string(t.kind)
+	if kind != "" && kind != acpsdk.ToolKindOther {
+		return string(kind)
 	}
 	if t.title != "" {
 		return t.title
 	}
 	return "tool"
+}
+
+// effectiveKind is the call's kind, or "execute" for a call the agent has not given a kind yet
+// that carries a command. The ACP SDK handles a permission request beside, not after, the
+// notifications before it, so the request can come before the tool_call that says its kind; a
+// command read as an unknown tool would slip past the judge's shell rules.
+func (t *tool) effectiveKind() acpsdk.ToolKind {
+	if t.kind != "" && t.kind != acpsdk.ToolKindOther {
+		return t.kind
+	}
+	if _, _, ok := mcpName(t.title); ok {
+		return t.kind
+	}
+	in, _ := t.rawInput.(map[string]any)
+	if command(in["command"]) != "" || command(in["cmd"]) != "" {
+		return acpsdk.ToolKindExecute
+	}
+	return t.kind
 }
 
 func (t *tool) input() json.RawMessage {
@@ -153,7 +172,7 @@ func (t *tool) call(folder string) engines.ToolCall {
 			}
 		}
 	}
-	switch t.kind {
+	switch t.effectiveKind() {
 	case acpsdk.ToolKindExecute:
 		c.Kind = "shell"
 		c.Command = command(in["command"])
