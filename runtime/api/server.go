@@ -19,6 +19,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 	"github.com/ensemblework/ensemble/runtime/sessions"
 	"github.com/ensemblework/ensemble/runtime/store"
 	"github.com/ensemblework/ensemble/runtime/terminal"
@@ -51,6 +52,11 @@ type Options struct {
 	Terminals *terminal.Manager
 	// Assistant answers assistant turns; its route is mounted when it is set.
 	Assistant *assistant.Service
+	// Secrets are the keys and secrets kept on this computer; their routes (and Settings' model
+	// providers) are mounted when it is set.
+	Secrets *secrets.Store
+	// OllamaURL is where Settings looks for Ollama; models.OllamaURL when empty.
+	OllamaURL string
 }
 
 // Server serves the API.
@@ -112,6 +118,7 @@ func (s *Server) Handler() http.Handler {
 	s.mountAssistant(api)
 	s.mountBridge(mux, api)
 	s.mountPair(mux, api)
+	s.mountSecrets(api)
 
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "There is no such API route.")
