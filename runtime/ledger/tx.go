@@ -40,6 +40,10 @@ func (t *Tx) Now() time.Time { return t.now }
 // Context is the context the transaction runs under.
 func (t *Tx) Context() context.Context { return t.ctx }
 
+// GroupID is the id the transaction's Undo group gets if it commits with changes, so a receipt
+// written in the same transaction can name it.
+func (t *Tx) GroupID() string { return t.group }
+
 // Describe sets the group's summary, a sentence a person reads in the ledger and on Undo.
 func (t *Tx) Describe(format string, args ...any) { t.summary = fmt.Sprintf(format, args...) }
 

@@ -66,6 +66,42 @@ func (w *Writer) Redo(ctx context.Context, actor Actor, refresh func(*Tx, []Ref)
 	return target, err
 }
 
+// UndoGroup reverses the write group id, whichever is newest: a receipt's Undo. Rows a later write
+// changed make it a ConflictError, and nothing is restored.
+func (w *Writer) UndoGroup(ctx context.Context, actor Actor, id string, refresh func(*Tx, []Ref) error) (Group, error) {
+	return w.replayGroup(ctx, actor, id, true, refresh)
+}
+
+// RedoGroup replays the undone write group id, provided its rows are still as the undo left them.
+func (w *Writer) RedoGroup(ctx context.Context, actor Actor, id string, refresh func(*Tx, []Ref) error) (Group, error) {
+	return w.replayGroup(ctx, actor, id, false, refresh)
+}
+
+func (w *Writer) replayGroup(ctx context.Context, actor Actor, id string, undo bool, refresh func(*Tx, []Ref) error) (Group, error) {
+	var target Group
+	kind, want := "redo", "undone"
+	if undo {
+		kind, want = "undo", "done"
+	}
+	_, err := w.run(ctx, actor, kind, func(t *Tx) error {
+		g, err := t.findGroup(`kind = 'write' AND id = ?`, id)
+		if err != nil {
+			return err
+		}
+		switch {
+		case g == nil:
+			return nothing("There is no such change.")
+		case g.State != want && undo:
+			return nothing(fmt.Sprintf("‘%s’ is already undone.", g.Summary))
+		case g.State != want:
+			return nothing(fmt.Sprintf("‘%s’ is not undone.", g.Summary))
+		}
+		target = *g
+		return t.replay(g, undo, refresh)
+	})
+	return target, err
+}
+
 // replay restores the group's before images (undo, newest change first) or after images (redo, in
 // order), checking that each row is still as the group left it.
 func (t *Tx) replay(g *Group, undo bool, refresh func(*Tx, []Ref) error) error {
@@ -135,8 +171,8 @@ func (t *Tx) restore(table, id string, cur, want Row) error {
 	}
 }
 
-func (t *Tx) findGroup(where string) (*Group, error) {
-	gs, err := queryGroups(t.ctx, t.tx, "SELECT "+groupCols+" FROM ledger_groups WHERE "+where)
+func (t *Tx) findGroup(where string, args ...any) (*Group, error) {
+	gs, err := queryGroups(t.ctx, t.tx, "SELECT "+groupCols+" FROM ledger_groups WHERE "+where, args...)
 	if err != nil || len(gs) == 0 {
 		return nil, err
 	}

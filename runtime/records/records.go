@@ -66,7 +66,9 @@ func (s *Service) Batch(ctx context.Context, actor ledger.Actor, summary string,
 		if err := fn(&Batch{s: s, t: t}); err != nil {
 			return err
 		}
-		t.Describe("%s", summary)
+		if summary != "" { // else fn described it
+			t.Describe("%s", summary)
+		}
 		return nil
 	})
 }
@@ -90,6 +92,16 @@ func (s *Service) Undo(ctx context.Context, actor ledger.Actor) (ledger.Group, e
 // Redo replays the newest undone write.
 func (s *Service) Redo(ctx context.Context, actor ledger.Actor) (ledger.Group, error) {
 	return s.w.Redo(ctx, actor, s.announce)
+}
+
+// UndoGroup reverses one write group, newest or not (a receipt's Undo).
+func (s *Service) UndoGroup(ctx context.Context, actor ledger.Actor, id string) (ledger.Group, error) {
+	return s.w.UndoGroup(ctx, actor, id, s.announce)
+}
+
+// RedoGroup replays one undone write group.
+func (s *Service) RedoGroup(ctx context.Context, actor ledger.Actor, id string) (ledger.Group, error) {
+	return s.w.RedoGroup(ctx, actor, id, s.announce)
 }
 
 // announce emits, for each row an undo or redo touched, the event a client needs to show it as it
