@@ -1,0 +1,65 @@
+package assistant
+
+import (
+	"strings"
+
+	"github.com/ensemblework/ensemble/runtime/records"
+)
+
+// The project tools: list, create and update, over the fields records keeps (name, summary,
+// status, notes).
+
+type projectRow struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Status  string `json:"status"`
+	Summary string `json:"summary,omitempty"`
+}
+
+var projectKind = recordKind[records.Project, records.ProjectInput]{
+	kind: "project", noun: "project", listName: "hub_list_projects",
+	coll:    (*records.Service).Projects,
+	id:      func(p records.Project) string { return p.ID },
+	title:   func(p records.Project) string { return p.Name },
+	deleted: func(p records.Project) bool { return p.DeletedAt != nil },
+	row: func(p records.Project) any {
+		return projectRow{ID: p.ID, Name: p.Name, Status: p.Status, Summary: clip(p.Summary, 200)}
+	},
+	name: func(in records.ProjectInput) (string, bool) { return in.Name.V, in.Name.Set },
+	changes: func(in records.ProjectInput) (plans, done []string) {
+		return fieldChanges(fieldChange{"name", in.Name, false}, fieldChange{"status", in.Status, false},
+			fieldChange{"summary", in.Summary, true}, fieldChange{"notes", in.Notes, true})
+	},
+}
+
+var projectStatusEnum = `["` + strings.Join(records.ProjectStatuses, `","`) + `"]`
+
+func listProjectsTool() Tool {
+	return projectKind.listTool("List the person's projects (not in Trash) with their status and summary. Filter by status or by words in the name. Long lists come in parts: call again with the offset the note names.",
+		`{"type":"object","additionalProperties":false,"properties":{
+			"status":{"type":"string","enum":`+projectStatusEnum+`},
+			"query":{"type":"string","description":"words the name contains"},
+			"offset":{"type":"integer","minimum":0}}}`,
+		func(p records.Project, in listIn) bool { return in.Status == "" || p.Status == in.Status })
+}
+
+func createProjectTool() Tool {
+	return projectKind.createTool("hub_create_project",
+		"Create a project: a name, and optionally a one-line summary, a status (active by default) and Markdown notes.",
+		`{"type":"object","additionalProperties":false,"required":["name"],"properties":{
+			"name":{"type":"string","minLength":1,"maxLength":200},
+			"summary":{"type":"string","maxLength":2000},
+			"status":{"type":"string","enum":`+projectStatusEnum+`},
+			"notes":{"type":"string","description":"Markdown"}}}`)
+}
+
+func updateProjectTool() Tool {
+	return projectKind.updateTool("hub_update_project",
+		"Change one project: its name, summary, status or notes (notes are replaced whole). Only the fields given change.",
+		`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
+			"id":{"type":"string","minLength":1},
+			"name":{"type":"string","minLength":1,"maxLength":200},
+			"summary":{"type":"string","maxLength":2000},
+			"status":{"type":"string","enum":`+projectStatusEnum+`},
+			"notes":{"type":"string","description":"Markdown, replacing the old notes"}}}`)
+}

@@ -1,0 +1,199 @@
+package assistant
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/ensemblework/ensemble/runtime/records"
+)
+
+// recordKind is what the list, create and update tools of projects, people and repositories need
+// to know of one kind, so the three share one way of checking, previewing and summarising.
+// records' input types decode the tools' input directly: their fields know whether they were given.
+type recordKind[T, In any] struct {
+	kind     string // as refs and links name it: "repo"
+	noun     string // as a person reads it: "repository"
+	listName string
+	coll     func(*records.Service) records.Collection[T, In]
+	id       func(T) string
+	title    func(T) string
+	deleted  func(T) bool
+	row      func(T) any
+	// name is the name an input gives, if it gives one.
+	name func(In) (string, bool)
+	// changes says what an update changes, as a plan ("set its status to paused") and as done.
+	changes func(In) (plans, done []string)
+}
+
+func (k recordKind[T, In]) ref(v T) Ref { return Ref{Kind: k.kind, ID: k.id(v), Title: k.title(v)} }
+
+// listIn is the input every record list takes; a kind's schema offers the fields it filters by.
+type listIn struct {
+	Query    string `json:"query"`
+	Status   string `json:"status"`
+	ParentID string `json:"parentId"`
+	Offset   int    `json:"offset"`
+}
+
+// listTool lists the kind's records not in Trash that match, cut at whole rows.
+func (k recordKind[T, In]) listTool(desc, schema string, match func(T, listIn) bool) Tool {
+	many := k.noun + "s"
+	if k.noun == "person" {
+		many = "people"
+	}
+	return Tool{
+		Name: k.listName, Description: desc, Schema: json.RawMessage(schema),
+		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
+			var in listIn
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return Result{}, err
+			}
+			all, err := k.coll(tc.Records).List(ctx)
+			if err != nil {
+				return Result{}, err
+			}
+			var rows []any
+			var titles []string
+			for _, v := range all {
+				if titleHas(k.title(v), in.Query) && match(v, in) {
+					rows = append(rows, k.row(v))
+					titles = append(titles, k.title(v))
+				}
+			}
+			kept, note := fitList(rows, in.Offset, k.listName, many)
+			from := min(max(in.Offset, 0), len(titles))
+			summary := fmt.Sprintf("No %s found.", many)
+			switch {
+			case len(rows) == 1:
+				summary = fmt.Sprintf("Found 1 %s: %s.", k.noun, titleList(titles))
+			case len(kept) > 0:
+				summary = fmt.Sprintf("Found %d %s: %s.", len(rows), many, titleList(titles[from:from+len(kept)]))
+			case len(rows) > 0:
+				summary = fmt.Sprintf("Found %d %s, none past offset %d.", len(rows), many, from)
+			}
+			return Result{Summary: summary, Data: listData(many, kept, len(rows), note)}, nil
+		},
+	}
+}
+
+// createTool adds one record of the kind.
+func (k recordKind[T, In]) createTool(name, desc, schema string) Tool {
+	decode := func(raw json.RawMessage) (In, string, error) {
+		var in In
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return in, "", err
+		}
+		n, _ := k.name(in)
+		if n = strings.TrimSpace(n); n == "" { // as records would refuse it, so the preview does too
+			return in, "", fmt.Errorf("The name cannot be empty.")
+		}
+		return in, n, nil
+	}
+	return Tool{
+		Name: name, Description: desc, Schema: json.RawMessage(schema),
+		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
+			_, n, err := decode(raw)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("Add %s %s.", k.noun, quoted(n)), nil
+		},
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
+			in, _, err := decode(raw)
+			if err != nil {
+				return Result{}, err
+			}
+			v, err := k.coll(tc.Records).CreateIn(b, in)
+			if err != nil {
+				return Result{}, err
+			}
+			return Result{Summary: fmt.Sprintf("Added %s %s.", k.noun, quoted(k.title(v))),
+				Data: map[string]any{k.kind: k.row(v)}, Refs: []Ref{k.ref(v)}}, nil
+		},
+	}
+}
+
+// updateTool changes the fields given of one record of the kind.
+func (k recordKind[T, In]) updateTool(name, desc, schema string) Tool {
+	type update struct {
+		cur         T
+		in          In
+		plans, done []string
+	}
+	read := func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (update, error) {
+		var id struct {
+			ID string `json:"id"`
+		}
+		var in In
+		if err := json.Unmarshal(raw, &id); err != nil {
+			return update{}, err
+		}
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return update{}, err
+		}
+		cur, err := k.coll(tc.Records).Get(ctx, bareID(id.ID, k.kind))
+		if err != nil {
+			return update{}, missing(err, k.noun, k.listName)
+		}
+		if k.deleted(cur) {
+			return update{}, fmt.Errorf("The %s %s is in Trash; restore it first to change it.", k.noun, quoted(k.title(cur)))
+		}
+		plans, done := k.changes(in)
+		if len(plans) == 0 {
+			return update{}, fmt.Errorf("Nothing to change: give at least one field besides the id.")
+		}
+		return update{cur: cur, in: in, plans: plans, done: done}, nil
+	}
+	return Tool{
+		Name: name, Description: desc, Schema: json.RawMessage(schema),
+		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
+			u, err := read(ctx, tc, raw)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("Update %s %s: %s.", k.noun, quoted(k.title(u.cur)), strings.Join(u.plans, ", ")), nil
+		},
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
+			u, err := read(ctx, tc, raw)
+			if err != nil {
+				return Result{}, err
+			}
+			v, err := k.coll(tc.Records).UpdateIn(b, k.id(u.cur), u.in)
+			if err != nil {
+				return Result{}, missing(err, k.noun, k.listName)
+			}
+			return Result{Summary: fmt.Sprintf("Updated %s %s: %s.", k.noun, quoted(k.title(u.cur)), strings.Join(u.done, ", ")),
+				Data: map[string]any{k.kind: k.row(v)}, Refs: []Ref{k.ref(v)}}, nil
+		},
+	}
+}
+
+// fieldChanges describes the text fields an update sets: a name is a rename, a short field is
+// set to its value, a long one (notes) is only said to change.
+type fieldChange struct {
+	label string
+	opt   records.Opt[string]
+	long  bool
+}
+
+func fieldChanges(fields ...fieldChange) (plans, done []string) {
+	for _, f := range fields {
+		if !f.opt.Set {
+			continue
+		}
+		v := strings.TrimSpace(f.opt.V)
+		switch {
+		case f.label == "name":
+			plans, done = append(plans, "rename it to "+quoted(v)), append(done, "renamed it to "+quoted(v))
+		case v == "":
+			plans, done = append(plans, "clear its "+f.label), append(done, "cleared its "+f.label)
+		case f.long:
+			plans, done = append(plans, "replace its "+f.label), append(done, "replaced its "+f.label)
+		default:
+			plans, done = append(plans, "set its "+f.label+" to "+quoted(clip(v, 80))), append(done, "set its "+f.label+" to "+quoted(clip(v, 80)))
+		}
+	}
+	return plans, done
+}

@@ -1,0 +1,143 @@
+package assistant
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ensemblework/ensemble/runtime/records"
+)
+
+// This file holds the task tools beside hubtools.go's list, create and update: reading one task
+// whole, and moving tasks to Trash.
+
+// taskDetail is one task as hub_get_task returns it: its row, the titles of what it points at, and
+// its page.
+type taskDetail struct {
+	taskRow
+	Project *Ref   `json:"project,omitempty"`
+	Owner   *Ref   `json:"owner,omitempty"`
+	People  []Ref  `json:"people,omitempty"`
+	Repo    *Ref   `json:"repo,omitempty"`
+	InTrash bool   `json:"inTrash,omitempty"`
+	Page    string `json:"page"`
+	Note    string `json:"note,omitempty"`
+}
+
+func getTaskTool() Tool {
+	return Tool{
+		Name:        "hub_get_task",
+		Description: "Read one task: its status, priority, due date, labels, project, owner, people, repository and its Markdown page. A long page comes as its start and end; pass offset to read a part in full.",
+		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
+			"id":{"type":"string","minLength":1,"description":"the task's id or ensemble:// link"},
+			"offset":{"type":"integer","minimum":0,"description":"read the page from this character on"}}}`),
+		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
+			var in struct {
+				ID     string `json:"id"`
+				Offset *int   `json:"offset"`
+			}
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return Result{}, err
+			}
+			t, err := tc.Records.Tasks().Get(ctx, bareID(in.ID, "task"))
+			if err != nil {
+				return Result{}, missing(err, "task", "hub_list_tasks")
+			}
+			d := taskDetail{taskRow: rowOf(t), InTrash: t.DeletedAt != nil}
+			d.Page, d.Note = textPart(t.Page, in.Offset, "hub_get_task")
+			link := func(kind string, id *string) *Ref {
+				if id == nil {
+					return nil
+				}
+				title, err := tc.Records.Title(ctx, kind, *id)
+				if err != nil { // in Trash or gone: the task's link no longer leads anywhere
+					return nil
+				}
+				return &Ref{Kind: kind, ID: *id, Title: title}
+			}
+			d.Project, d.Owner, d.Repo = link("project", t.ProjectID), link("person", t.OwnerID), link("repo", t.RepoID)
+			for _, p := range t.People {
+				if r := link("person", &p); r != nil {
+					d.People = append(d.People, *r)
+				}
+			}
+			summary := fmt.Sprintf("Read task %s.", quoted(t.Title))
+			if d.InTrash {
+				summary = fmt.Sprintf("Read task %s, which is in Trash.", quoted(t.Title))
+			}
+			return Result{Summary: summary, Data: map[string]any{"task": d},
+				Refs: []Ref{{Kind: "task", ID: t.ID, Title: t.Title}}}, nil
+		},
+	}
+}
+
+func deleteTasksTool() Tool {
+	return Tool{
+		Name:        "hub_delete_tasks",
+		Description: "Move one or more tasks to Trash in one step (one Undo); they can be restored from Trash.",
+		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["ids"],"properties":{
+			"ids":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1},"description":"task ids or ensemble:// links"}}}`),
+		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
+			tasks, err := liveTasks(ctx, tc, raw)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("Move %s to Trash: %s.", plural(len(tasks), "task"), titleList(taskTitles(tasks))), nil
+		},
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
+			tasks, err := liveTasks(ctx, tc, raw)
+			if err != nil {
+				return Result{}, err
+			}
+			refs := make([]Ref, 0, len(tasks))
+			for _, t := range tasks {
+				if _, err := tc.Records.Tasks().TrashIn(b, t.ID); err != nil {
+					return Result{}, missing(err, "task", "hub_list_tasks")
+				}
+				refs = append(refs, Ref{Kind: "task", ID: t.ID, Title: t.Title})
+			}
+			summary := fmt.Sprintf("Moved %s to Trash: %s.", plural(len(tasks), "task"), titleList(taskTitles(tasks)))
+			return Result{Summary: summary, Data: map[string]any{"trashed": refs}, Refs: refs}, nil
+		},
+	}
+}
+
+// liveTasks reads the tasks hub_delete_tasks names, each once, refusing the whole call if one is
+// missing or already in Trash, so that nothing is half done.
+func liveTasks(ctx context.Context, tc *ToolContext, raw json.RawMessage) ([]records.Task, error) {
+	var in struct {
+		IDs []string `json:"ids"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []records.Task
+	for i, id := range in.IDs {
+		id = bareID(id, "task")
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		t, err := tc.Records.Tasks().Get(ctx, id)
+		if err == nil && t.DeletedAt != nil {
+			return nil, fmt.Errorf("Task %s (id %d of the list) is already in Trash. Nothing was moved.", quoted(t.Title), i+1)
+		}
+		if err != nil {
+			if records.IsNotFound(err) {
+				return nil, fmt.Errorf("Id %d of the list is not a task; call hub_list_tasks to find it. Nothing was moved.", i+1)
+			}
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func taskTitles(ts []records.Task) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Title
+	}
+	return out
+}
