@@ -23,8 +23,10 @@ import (
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/models"
 	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 	"github.com/ensemblework/ensemble/runtime/sessions"
 	"github.com/ensemblework/ensemble/runtime/store"
 	"github.com/ensemblework/ensemble/runtime/terminal"
@@ -62,10 +64,11 @@ type Runtime struct {
 	URL    string
 	served chan error
 
-	sessions *sessions.Service  // agent sessions: listed, deleted, chosen for new runs, cleaned up
-	agents   *detect.Service    // which agents this computer has
-	terms    *terminal.Manager  // the person's shells
-	stop     context.CancelFunc // ends the runtime's own background work
+	sessions  *sessions.Service  // agent sessions: listed, deleted, chosen for new runs, cleaned up
+	agents    *detect.Service    // which agents this computer has
+	terms     *terminal.Manager  // the person's shells
+	assistant *assistant.Service // its turns are stopped and saved before the database closes
+	stop      context.CancelFunc // ends the runtime's own background work
 }
 
 // startRuntime opens the data folder and database, listens, writes api.json and serves.
@@ -113,6 +116,14 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	token := api.NewLaunchToken()
 	files := rec.Files(filepath.Join(cfg.DataDir, "files"))
 	bridge := &api.Bridge{Keys: keys.New(st, w), Work: workspace.New(st, rec, files), Files: files}
+	// Secrets load before the API serves, so their values are known to the Redactor from the start.
+	sec, err := secrets.New(ctx, secrets.Options{DataDir: cfg.DataDir, Store: st, Writer: w})
+	if err != nil {
+		ln.Close()
+		js.Close()
+		st.Close()
+		return nil, err
+	}
 	var key relay.DeviceKey
 	var phoneHost string
 	if cfg.Relay == nil {
@@ -132,9 +143,13 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 		}
 	}
 	terms := terminal.New(terminal.Options{Home: home, Log: cfg.Log})
-	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Bridge: bridge, Sessions: ss, Relay: phoneHost, Agents: agents, Assistant: assistant.New(assistant.Config{Records: rec}), Terminals: terms}, cfg.Log, st, bus, rec)
+	asst := assistant.New(assistant.Config{Records: rec, Store: st, Writer: w, Needs: nd, Log: cfg.Log, Providers: models.Source{Keys: sec}.Provider})
+	if err := asst.Resume(ctx); err != nil {
+		cfg.Log.Warn("assistant: held writes not asked again on Needs me", "err", err)
+	}
+	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Bridge: bridge, Sessions: ss, Relay: phoneHost, Agents: agents, Assistant: asst, Terminals: terms, Secrets: sec}, cfg.Log, st, bus, rec)
 	r := &Runtime{
-		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, sessions: ss, agents: agents, terms: terms, api: srv, ln: ln,
+		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, sessions: ss, agents: agents, terms: terms, api: srv, ln: ln, assistant: asst,
 		URL:    url,
 		served: make(chan error, 1),
 		http: &http.Server{
@@ -215,7 +230,8 @@ func (r *Runtime) Close() error {
 	}
 	removeAPIFile(r.cfg.DataDir, os.Getpid())
 	r.sessions.Close()
-	r.jobs.Close() // runs record that they were interrupted before the database closes
+	r.jobs.Close()         // runs record that they were interrupted before the database closes
+	r.assistant.Close(ctx) // a turn still answering is saved as stopped
 	return errors.Join(err, r.store.Close())
 }
 

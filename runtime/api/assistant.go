@@ -12,17 +12,43 @@ import (
 	"github.com/ensemblework/ensemble/runtime/models"
 )
 
+// mountAssistant adds the assistant's routes:
+//
+//	POST   /api/assistant/turn                      one message; the turn streams as server-sent events
+//	GET    /api/assistant/conversations             [limit]: recent chats, newest first
+//	GET    /api/assistant/conversations/{id}        one chat with its messages
+//	DELETE /api/assistant/conversations/{id}        stops its turn, then deletes it
+//	POST   /api/assistant/conversations/{id}/stop   stops its turn; what was streamed is kept
+//	GET    /api/assistant/settings                  provider, model, baseUrl, effort, writePolicy
+//	PUT    /api/assistant/settings                  changes the fields sent
+//	POST   /api/assistant/apply                     {conversationId, proposalIds?}: runs held writes
+//	POST   /api/assistant/proposals/{id}/apply      runs one held write
+//	POST   /api/assistant/proposals/{id}/discard    drops one held write
+//	POST   /api/assistant/conversations/{id}/apply-all
+//	POST   /api/assistant/undo, /redo               {group}: a receipt's Undo and Redo
 func (s *Server) mountAssistant(api func(string, http.HandlerFunc)) {
 	if s.opts.Assistant == nil {
 		return
 	}
 	api("POST /api/assistant/turn", s.assistantTurn)
+	api("GET /api/assistant/conversations", s.listConversations)
+	api("GET /api/assistant/conversations/{id}", s.getConversation)
+	api("DELETE /api/assistant/conversations/{id}", s.deleteConversation)
+	api("POST /api/assistant/conversations/{id}/stop", s.stopConversation)
+	api("GET /api/assistant/settings", s.assistantSettings)
+	api("PUT /api/assistant/settings", s.setAssistantSettings)
+	api("POST /api/assistant/apply", s.applyHeld)
+	api("POST /api/assistant/proposals/{id}/apply", s.applyProposal)
+	api("POST /api/assistant/proposals/{id}/discard", s.discardProposal)
+	api("POST /api/assistant/conversations/{id}/apply-all", s.applyAll)
+	api("POST /api/assistant/undo", s.undoGroup)
+	api("POST /api/assistant/redo", s.redoGroup)
 }
 
 // assistantTurn answers one message, streaming the turn as server-sent events: "conversation"
 // {conversationId}, "text" {text} (deltas), "tool" {tool} (a row when it starts and when it ends),
-// then "done" {reply} or "error" {error, kind}. A request refused before the turn starts is
-// answered with a JSON error instead.
+// then "done" {reply} or "error" {error, kind} (kind: "failed", "timeout" or "stopped"). A request
+// refused before the turn starts is answered with a JSON error instead.
 func (s *Server) assistantTurn(w http.ResponseWriter, r *http.Request) {
 	var req assistant.TurnRequest
 	if err := decode(w, r, &req); err != nil {
@@ -91,21 +117,32 @@ func (s *Server) assistantTurn(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		return
 	}
-	var ie *assistant.InputError
+	var (
+		ie *assistant.InputError
+		nf *assistant.NotFoundError
+		cf *assistant.ConflictError
+	)
 	if !started {
-		if errors.As(err, &ie) {
+		switch {
+		case errors.As(err, &ie):
 			writeError(w, http.StatusBadRequest, ie.Msg)
-			return
+		case errors.As(err, &nf):
+			writeError(w, http.StatusNotFound, nf.Error())
+		case errors.As(err, &cf):
+			writeError(w, http.StatusConflict, cf.Msg)
+		default:
+			s.fail(w, r, err) // before the model is asked, only the database fails
 		}
-		writeError(w, http.StatusBadGateway, err.Error())
 		return
 	}
 	kind := "failed"
 	switch {
-	case models.IsTimeout(err):
-		kind = "timeout"
 	case r.Context().Err() != nil:
 		return // the client went away
+	case models.IsTimeout(err):
+		kind = "timeout"
+	case errors.Is(err, assistant.ErrStopped):
+		kind = "stopped"
 	}
 	write("error", map[string]string{"error": err.Error(), "kind": kind})
 }

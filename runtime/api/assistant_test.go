@@ -35,9 +35,10 @@ func assistantFixture(t *testing.T, timeout time.Duration) (*httptest.Server, La
 		t.Fatal(err)
 	}
 	bus := events.NewBus()
-	rec := records.New(st, ledger.New(st, bus))
+	w := ledger.New(st, bus)
+	rec := records.New(st, w)
 	model := enginetest.NewServer(t)
-	svc := assistant.New(assistant.Config{Records: rec, Timeout: timeout,
+	svc := assistant.New(assistant.Config{Records: rec, Store: st, Writer: w, Timeout: timeout,
 		Providers: func(p, base string) (models.Provider, error) {
 			switch p {
 			case "openai":

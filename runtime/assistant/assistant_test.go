@@ -34,9 +34,10 @@ func newFixture(t *testing.T, wire string, timeout time.Duration) *fixture {
 	}
 	bus := events.NewBus()
 	t.Cleanup(func() { bus.Close(); st.Close() })
-	rec := records.New(st, ledger.New(st, bus))
+	w := ledger.New(st, bus)
+	rec := records.New(st, w)
 	srv := enginetest.NewServer(t)
-	svc := New(Config{Records: rec, Timeout: timeout, Providers: func(p, base string) (models.Provider, error) {
+	svc := New(Config{Records: rec, Store: st, Writer: w, Timeout: timeout, Providers: func(p, base string) (models.Provider, error) {
 		if p == "openai" {
 			return models.NewOpenAI("test", srv.URL, timeout), nil
 		}
@@ -201,9 +202,9 @@ func TestModelThatNeverAnswersTimesOut(t *testing.T) {
 			if err == nil || err.Error() != want {
 				t.Fatalf("err %v", err)
 			}
-			msgs := f.svc.Messages(f.svc.lastID(t))
-			if len(msgs) != 2 || msgs[1].Text != want {
-				t.Fatalf("saved %+v", msgs)
+			c, err := f.svc.Conversation(context.Background(), f.svc.lastID(t))
+			if err != nil || len(c.Messages) != 2 || c.Messages[1].Text != want || !c.Messages[1].Error {
+				t.Fatalf("saved %+v %v", c.Messages, err)
 			}
 		})
 	}
@@ -272,17 +273,14 @@ func TestTitleList(t *testing.T) {
 	}
 }
 
-// lastID is the newest conversation's id (tests only).
+// lastID is the only conversation's id (tests only).
 func (s *Service) lastID(t *testing.T) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.convs) != 1 {
-		t.Fatalf("%d conversations", len(s.convs))
+	t.Helper()
+	list, err := s.List(context.Background(), 0)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("%d conversations, %v", len(list), err)
 	}
-	for id := range s.convs {
-		return id
-	}
-	return ""
+	return list[0].ID
 }
 
 // TestBaseURLStaysOnThisComputer: a request may point a provider only at a model server on this

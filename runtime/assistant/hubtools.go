@@ -13,7 +13,10 @@ import (
 // hub_update_task.
 func HubTools() *Registry {
 	r := NewRegistry()
-	for _, t := range []Tool{listTasksTool(), createTasksTool(), updateTaskTool()} {
+	for _, t := range []Tool{listTasksTool(), createTasksTool(), updateTaskTool(), getTaskTool(), deleteTasksTool(),
+		listPagesTool(), readPageTool(), createPageTool(), updatePageTool(), editPageTool(),
+		listProjectsTool(), createProjectTool(), updateProjectTool(), listPeopleTool(), createPersonTool(),
+		listReposTool(), linkRepoTool(), searchWorkTool(), webPageTool(newWebFetcher())} {
 		if err := r.Register(t); err != nil {
 			panic(err)
 		}
@@ -116,7 +119,6 @@ func createTasksTool() Tool {
 	return Tool{
 		Name:        "hub_create_tasks",
 		Description: "Create one or more tasks in one step (one Undo). Give each a short title; status defaults to todo.",
-		IsWrite:     true,
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["tasks"],"properties":{
 			"tasks":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["title"],"properties":{
 				"title":{"type":"string","minLength":1,"maxLength":300},
@@ -125,68 +127,80 @@ func createTasksTool() Tool {
 				"due":{"type":"string","description":"YYYY-MM-DD"},
 				"labels":{"type":"array","items":{"type":"string"}},
 				"page":{"type":"string","description":"Markdown notes"}}}}}}`),
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
-			var in struct {
-				Tasks []struct {
-					Title, Status, Priority, Due, Page string
-					Labels                             []string
-				}
+		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
+			in, err := decodeNewTasks(raw)
+			if err != nil {
+				return "", err
 			}
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
-			}
-			var made []records.Task
-			var titles []string
-			for _, t := range in.Tasks {
-				titles = append(titles, strings.TrimSpace(t.Title))
-			}
-			summary := fmt.Sprintf("Added %s: %s.", plural(len(in.Tasks), "task"), titleList(titles))
-			g, err := tc.Records.Batch(ctx, tc.Actor, summary, func(b *records.Batch) error {
-				for _, t := range in.Tasks {
-					ti := records.TaskInput{Title: records.Some(t.Title)}
-					if t.Status != "" {
-						ti.Status = records.Some(records.Status(t.Status))
-					}
-					if t.Priority != "" {
-						ti.Priority = records.Some(t.Priority)
-					}
-					if t.Due != "" {
-						due := t.Due
-						ti.Due = records.Some(&due)
-					}
-					if t.Labels != nil {
-						ti.Labels = records.Some(t.Labels)
-					}
-					if t.Page != "" {
-						ti.Page = records.Some(t.Page)
-					}
-					task, err := tc.Records.Tasks().CreateIn(b, ti)
-					if err != nil {
-						return err
-					}
-					made = append(made, task)
-				}
-				return nil
-			})
+			return fmt.Sprintf("Add %s: %s.", plural(len(in), "task"), titleList(newTitles(in))), nil
+		},
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
+			in, err := decodeNewTasks(raw)
 			if err != nil {
 				return Result{}, err
 			}
-			rows := make([]taskRow, len(made))
-			refs := make([]Ref, len(made))
-			for i, t := range made {
-				rows[i] = rowOf(t)
-				refs[i] = Ref{Kind: "task", ID: t.ID, Title: t.Title}
+			rows := make([]taskRow, 0, len(in))
+			refs := make([]Ref, 0, len(in))
+			for _, t := range in {
+				task, err := tc.Records.Tasks().CreateIn(b, t.input())
+				if err != nil {
+					return Result{}, err
+				}
+				rows = append(rows, rowOf(task))
+				refs = append(refs, Ref{Kind: "task", ID: task.ID, Title: task.Title})
 			}
-			return Result{Summary: summary, Data: map[string]any{"created": rows}, Refs: refs, Group: g.ID}, nil
+			summary := fmt.Sprintf("Added %s: %s.", plural(len(in), "task"), titleList(newTitles(in)))
+			return Result{Summary: summary, Data: map[string]any{"created": rows}, Refs: refs}, nil
 		},
 	}
+}
+
+type newTask struct {
+	Title, Status, Priority, Due, Page string
+	Labels                             []string
+}
+
+func decodeNewTasks(raw json.RawMessage) ([]newTask, error) {
+	var in struct{ Tasks []newTask }
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, err
+	}
+	return in.Tasks, nil
+}
+
+func newTitles(in []newTask) []string {
+	titles := make([]string, len(in))
+	for i, t := range in {
+		titles[i] = strings.TrimSpace(t.Title)
+	}
+	return titles
+}
+
+func (t newTask) input() records.TaskInput {
+	ti := records.TaskInput{Title: records.Some(t.Title)}
+	if t.Status != "" {
+		ti.Status = records.Some(records.Status(t.Status))
+	}
+	if t.Priority != "" {
+		ti.Priority = records.Some(t.Priority)
+	}
+	if t.Due != "" {
+		due := t.Due
+		ti.Due = records.Some(&due)
+	}
+	if t.Labels != nil {
+		ti.Labels = records.Some(t.Labels)
+	}
+	if t.Page != "" {
+		ti.Page = records.Some(t.Page)
+	}
+	return ti
 }
 
 func updateTaskTool() Tool {
 	return Tool{
 		Name:        "hub_update_task",
 		Description: "Change one task: its title, status (moves follow the task state machine), priority, due date or labels. Only the fields given change.",
-		IsWrite:     true,
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
 			"id":{"type":"string","minLength":1},
 			"title":{"type":"string","minLength":1,"maxLength":300},
@@ -194,72 +208,93 @@ func updateTaskTool() Tool {
 			"priority":{"type":"string","enum":` + priorityEnum + `},
 			"due":{"type":["string","null"],"description":"YYYY-MM-DD, or null to clear"},
 			"labels":{"type":"array","items":{"type":"string"}}}}`),
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
-			var in struct {
-				ID       string          `json:"id"`
-				Title    *string         `json:"title"`
-				Status   *string         `json:"status"`
-				Priority *string         `json:"priority"`
-				Due      json.RawMessage `json:"due"`
-				Labels   []string        `json:"labels"`
-			}
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
-			}
-			cur, err := tc.Records.Tasks().Get(ctx, in.ID)
+		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
+			u, err := readTaskUpdate(ctx, tc, raw)
 			if err != nil {
-				if records.IsNotFound(err) {
-					return Result{}, fmt.Errorf("There is no task with that id; list the tasks to find it.")
-				}
-				return Result{}, err
+				return "", err
 			}
-			var ti records.TaskInput
-			var changes []string
-			if in.Title != nil {
-				ti.Title = records.Some(*in.Title)
-				changes = append(changes, "renamed it to "+quoted(*in.Title))
-			}
-			if in.Status != nil {
-				st := records.Status(*in.Status)
-				if err := records.CheckMove(cur.Status, st); err != nil {
-					return Result{}, err
-				}
-				ti.Status = records.Some(st)
-				changes = append(changes, "moved it to "+st.Label())
-			}
-			if in.Priority != nil {
-				ti.Priority = records.Some(*in.Priority)
-				changes = append(changes, "set its priority to "+*in.Priority)
-			}
-			if len(in.Due) > 0 {
-				var due *string
-				json.Unmarshal(in.Due, &due)
-				ti.Due = records.Some(due)
-				if due == nil {
-					changes = append(changes, "cleared its due date")
-				} else {
-					changes = append(changes, "set it due "+*due)
-				}
-			}
-			if in.Labels != nil {
-				ti.Labels = records.Some(in.Labels)
-				changes = append(changes, "set its labels")
-			}
-			if len(changes) == 0 {
-				return Result{}, fmt.Errorf("Nothing to change: give a title, status, priority, due date or labels.")
-			}
-			summary := fmt.Sprintf("Updated task %s: %s.", quoted(cur.Title), strings.Join(changes, ", "))
-			var after records.Task
-			g, err := tc.Records.Batch(ctx, tc.Actor, summary, func(b *records.Batch) error {
-				var err error
-				after, err = tc.Records.Tasks().UpdateIn(b, in.ID, ti)
-				return err
-			})
+			return fmt.Sprintf("Update task %s: %s.", quoted(u.cur.Title), strings.Join(u.plans, ", ")), nil
+		},
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
+			u, err := readTaskUpdate(ctx, tc, raw)
 			if err != nil {
 				return Result{}, err
 			}
+			after, err := tc.Records.Tasks().UpdateIn(b, u.cur.ID, u.in)
+			if err != nil {
+				return Result{}, err
+			}
+			summary := fmt.Sprintf("Updated task %s: %s.", quoted(u.cur.Title), strings.Join(u.done, ", "))
 			return Result{Summary: summary, Data: map[string]any{"task": rowOf(after)},
-				Refs: []Ref{{Kind: "task", ID: after.ID, Title: after.Title}}, Group: g.ID}, nil
+				Refs: []Ref{{Kind: "task", ID: after.ID, Title: after.Title}}}, nil
 		},
 	}
+}
+
+// taskUpdate is a checked hub_update_task call: the task as it is, the change, and the change in
+// words, as a plan ("move it to Done") and as done ("moved it to Done").
+type taskUpdate struct {
+	cur         records.Task
+	in          records.TaskInput
+	plans, done []string
+}
+
+func readTaskUpdate(ctx context.Context, tc *ToolContext, raw json.RawMessage) (taskUpdate, error) {
+	var in struct {
+		ID       string          `json:"id"`
+		Title    *string         `json:"title"`
+		Status   *string         `json:"status"`
+		Priority *string         `json:"priority"`
+		Due      json.RawMessage `json:"due"`
+		Labels   []string        `json:"labels"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return taskUpdate{}, err
+	}
+	cur, err := tc.Records.Tasks().Get(ctx, in.ID)
+	if err != nil {
+		if records.IsNotFound(err) {
+			return taskUpdate{}, fmt.Errorf("There is no task with that id; list the tasks to find it.")
+		}
+		return taskUpdate{}, err
+	}
+	u := taskUpdate{cur: cur}
+	change := func(plan, done string) {
+		u.plans = append(u.plans, plan)
+		u.done = append(u.done, done)
+	}
+	if in.Title != nil {
+		u.in.Title = records.Some(*in.Title)
+		change("rename it to "+quoted(*in.Title), "renamed it to "+quoted(*in.Title))
+	}
+	if in.Status != nil {
+		st := records.Status(*in.Status)
+		if err := records.CheckMove(cur.Status, st); err != nil {
+			return taskUpdate{}, err
+		}
+		u.in.Status = records.Some(st)
+		change("move it to "+st.Label(), "moved it to "+st.Label())
+	}
+	if in.Priority != nil {
+		u.in.Priority = records.Some(*in.Priority)
+		change("set its priority to "+*in.Priority, "set its priority to "+*in.Priority)
+	}
+	if len(in.Due) > 0 {
+		var due *string
+		json.Unmarshal(in.Due, &due)
+		u.in.Due = records.Some(due)
+		if due == nil {
+			change("clear its due date", "cleared its due date")
+		} else {
+			change("make it due "+*due, "set it due "+*due)
+		}
+	}
+	if in.Labels != nil {
+		u.in.Labels = records.Some(in.Labels)
+		change("set its labels", "set its labels")
+	}
+	if len(u.plans) == 0 {
+		return taskUpdate{}, fmt.Errorf("Nothing to change: give a title, status, priority, due date or labels.")
+	}
+	return u, nil
 }

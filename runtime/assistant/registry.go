@@ -15,16 +15,27 @@ import (
 	"github.com/ensemblework/ensemble/runtime/records"
 )
 
-// Tool is one thing the assistant can do. Its input is checked against Schema before Run is called.
+// Tool is one thing the assistant can do: a read (Run) or a write (Write). Its input is checked
+// against Schema before either is called.
 type Tool struct {
 	Name        string
 	Description string
 	// Schema is the input's JSON schema (an object).
 	Schema json.RawMessage
-	// IsWrite says the tool changes records. Writes are immediate and undoable (the runtime's Undo).
-	IsWrite bool
-	Run     func(ctx context.Context, tc *ToolContext, input json.RawMessage) (Result, error)
+	// Run answers a read.
+	Run func(ctx context.Context, tc *ToolContext, input json.RawMessage) (Result, error)
+	// Write makes a write's change inside b, so several held writes can be applied as one
+	// transaction and one Undo group. It must only write through b.
+	Write func(ctx context.Context, tc *ToolContext, b *records.Batch, input json.RawMessage) (Result, error)
+	// Preview says what a write would do, in a sentence a person reads beside Apply; it must not
+	// write.
+	Preview func(ctx context.Context, tc *ToolContext, input json.RawMessage) (string, error)
+	// AlwaysHold makes a write wait for Apply whatever the write policy (assigning work to an agent,
+	// which spends the person's money and time).
+	AlwaysHold bool
 
+	// IsWrite is set by Register: the tool has a Write.
+	IsWrite  bool
 	resolved *jsonschema.Resolved
 }
 
@@ -63,9 +74,13 @@ func NewRegistry() *Registry { return &Registry{tools: map[string]*Tool{}} }
 // Register adds t, compiling its schema. A second tool of the same name, or a schema that does not
 // compile, is an error.
 func (r *Registry) Register(t Tool) error {
-	if t.Name == "" || t.Run == nil {
-		return fmt.Errorf("assistant: a tool needs a name and a run func")
+	if t.Name == "" || (t.Run == nil) == (t.Write == nil) {
+		return fmt.Errorf("assistant: a tool needs a name and one of a run or a write func")
 	}
+	if t.Write != nil && t.Preview == nil {
+		return fmt.Errorf("assistant: write tool %s needs a preview", t.Name)
+	}
+	t.IsWrite = t.Write != nil
 	if _, dup := r.tools[t.Name]; dup {
 		return fmt.Errorf("assistant: tool %s registered twice", t.Name)
 	}
@@ -104,6 +119,26 @@ func (r *Registry) Describe(names []string) []models.Tool {
 		}
 	}
 	return out
+}
+
+// Call runs the tool: a read as it is, a write as its own transaction and Undo group, described by
+// its result's summary.
+func (t *Tool) Call(ctx context.Context, tc *ToolContext, input json.RawMessage) (Result, error) {
+	if t.Write == nil {
+		return t.Run(ctx, tc, input)
+	}
+	var res Result
+	g, err := tc.Records.Batch(ctx, tc.Actor, "", func(b *records.Batch) error {
+		var err error
+		res, err = t.Write(ctx, tc, b, input)
+		b.Tx().Describe("%s", res.Summary)
+		return err
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	res.Group = g.ID
+	return res, nil
 }
 
 // Validate checks input against the tool's schema.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"regexp"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // Turn limits.
@@ -28,6 +31,10 @@ const (
 // Config sets up a Service.
 type Config struct {
 	Records *records.Service
+	// Store keeps the conversations and the settings; Writer writes them and publishes their
+	// events. Both are required.
+	Store  *store.Store
+	Writer *ledger.Writer
 	// Tools are the tools a turn offers; HubTools() when nil.
 	Tools *Registry
 	// Providers returns the provider a turn names ("anthropic" or "openai") at baseURL ("" for the
@@ -37,26 +44,26 @@ type Config struct {
 	Timeout time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Needs is where a write held under the needs-me policy waits; without it such a write waits
+	// for Apply in the chat only.
+	Needs *needs.Service
+	// Log is for what no person waits to hear; slog.Default() when nil.
+	Log *slog.Logger
 }
 
-// Service answers assistant turns. Conversations are kept in memory.
+// Service answers assistant turns. Conversations and settings are kept in SQLite; which
+// conversations are answering now is kept in memory, since a turn does not outlive the process.
 type Service struct {
-	cfg   Config
-	mu    sync.Mutex
-	convs map[string]*conversation
-}
+	cfg        Config
+	settingsMu sync.Mutex // serialises SetSettings
 
-type conversation struct {
-	busy     bool
-	messages []stored
-}
+	mu    sync.Mutex // guards the following fields
+	turns map[string]*running
 
-// stored is one saved message. Error turns are saved but never sent to the model as history.
-type stored struct {
-	Role    string
-	Text    string
-	History string // what the model is sent, when it differs from Text
-	Error   bool
+	// life ends at Close; the Needs me waits of held writes run under it.
+	life    context.Context
+	endLife context.CancelFunc
+	wg      sync.WaitGroup
 }
 
 // New returns a Service.
@@ -74,7 +81,11 @@ func New(cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{cfg: cfg, convs: map[string]*conversation{}}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	life, end := context.WithCancel(context.Background())
+	return &Service{cfg: cfg, turns: map[string]*running{}, life: life, endLife: end}
 }
 
 // TurnRequest is one message from the person.
@@ -92,17 +103,25 @@ type ToolRow struct {
 	CallID  string `json:"callId"`
 	Name    string `json:"name"`
 	IsWrite bool   `json:"isWrite,omitempty"`
-	// Status is "running", "done" or "error".
+	// Status is "running", "done" or "error"; for a held write "proposed" (waiting for Apply in
+	// the chat), "waiting" (on Needs me) or "discarded".
 	Status  string `json:"status"`
 	Summary string `json:"summary,omitempty"`
 	Refs    []Ref  `json:"refs,omitempty"`
 	// Group is the Undo group of a write that landed.
 	Group string `json:"group,omitempty"`
+	// ProposalID names a held write, for Apply; Preview says what it does. A held write that was
+	// applied keeps both (the dock marks it Applied).
+	ProposalID string `json:"proposalId,omitempty"`
+	Preview    string `json:"preview,omitempty"`
+	// Undone: the write's group has been undone since.
+	Undone bool `json:"undone,omitempty"`
 }
 
 // Reply is a finished turn.
 type Reply struct {
 	ConversationID string       `json:"conversationId"`
+	MessageID      string       `json:"messageId,omitempty"`
 	Text           string       `json:"text"`
 	Tools          []ToolRow    `json:"tools"`
 	Steps          int          `json:"steps"`
@@ -125,8 +144,10 @@ type InputError struct{ Msg string }
 
 func (e *InputError) Error() string { return e.Msg }
 
-// Turn answers req, sending events to emit (which may be nil) as they happen. The error's text is
-// the sentence to show; a model past its limit is a *models.TimeoutError.
+// Turn answers req, sending events to emit (which may be nil) as they happen. The person's message
+// is saved when the turn begins and the reply when it ends, before "done" is sent. The error's text
+// is the sentence to show; a model past its limit is a *models.TimeoutError, a stopped turn
+// [ErrStopped].
 func (s *Service) Turn(ctx context.Context, req TurnRequest, emit func(Event)) (Reply, error) {
 	if emit == nil {
 		emit = func(Event) {}
@@ -135,89 +156,71 @@ func (s *Service) Turn(ctx context.Context, req TurnRequest, emit func(Event)) (
 	if req.Text == "" {
 		return Reply{}, &InputError{"Write a message first."}
 	}
-	if req.Model == "" {
-		return Reply{}, &InputError{"Choose a model."}
-	}
 	if req.BaseURL != "" && !localURL(req.BaseURL) {
 		// The provider's key from this computer's settings goes to the base URL: a request must not
 		// be able to send it anywhere else.
 		return Reply{}, &InputError{"A base URL in a request must be a model server on this computer (such as Ollama at http://127.0.0.1:11434/v1); set another provider's address in Ensemble's settings."}
 	}
+	settings, err := s.Settings(ctx)
+	if err != nil {
+		return Reply{}, err
+	}
+	req = settings.fill(req)
+	if req.Model == "" {
+		return Reply{}, &InputError{"Choose a model: name one with the message, or set one in the assistant's settings."}
+	}
 	provider, err := s.cfg.Providers(req.Provider, req.BaseURL)
 	if err != nil {
 		return Reply{}, &InputError{err.Error()}
 	}
-	id, history, err := s.begin(req.ConversationID)
+	id, isNew := req.ConversationID, req.ConversationID == ""
+	if isNew {
+		id = ledger.NewID("cnv_")
+	}
+	tctx, claim, err := s.claim(ctx, id)
+	if err != nil {
+		return Reply{}, err
+	}
+	defer s.release(id, claim)
+	history, err := s.open(ctx, id, isNew, req.Text)
 	if err != nil {
 		return Reply{}, err
 	}
 	emit(Event{Type: "conversation", ConversationID: id})
-	reply, err := s.run(ctx, provider, id, req, history, emit)
-	s.finish(id, req.Text, reply, err)
-	return reply, err
-}
-
-// begin opens (or starts) a conversation for one turn and returns its history.
-func (s *Service) begin(id string) (string, []models.Message, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.convs[id]
-	if id == "" || c == nil {
-		if id != "" {
-			return "", nil, &InputError{"There is no such conversation; start a new one."}
+	reply, err := s.run(tctx, provider, id, req, settings.WritePolicy, history, emit)
+	stopped := err != nil && tctx.Err() != nil && !models.IsTimeout(err)
+	m := Message{Role: "assistant", Text: reply.Text, Tools: reply.Tools}
+	switch {
+	case stopped:
+		m.Text, m.Stopped, m.history = strings.TrimSpace(reply.Text), true, historyText(strings.TrimSpace(reply.Text), reply.Tools)
+		err = ErrStopped
+	case err != nil:
+		m.Error = true
+		if streamed := strings.TrimSpace(reply.Text); streamed != "" {
+			m.Text = streamed + "\n\n" + err.Error() // what arrived stays, with the sentence after it
+		} else {
+			m.Text = err.Error()
 		}
-		id = ledger.NewID("cnv_")
-		c = &conversation{}
-		s.convs[id] = c
+	default:
+		m.history = historyText(reply.Text, reply.Tools)
 	}
-	if c.busy {
-		return "", nil, &InputError{"This conversation is still answering; wait for it or stop it."}
+	msgID, serr := s.save(ctx, id, m)
+	if serr != nil {
+		return reply, fmt.Errorf("The reply could not be saved, so it will be missing from this conversation: %w", serr)
 	}
-	c.busy = true
-	var hist []models.Message
-	for _, m := range c.messages {
-		if m.Error {
-			continue
-		}
-		text := m.Text
-		if m.History != "" {
-			text = m.History
-		}
-		hist = append(hist, models.Message{Role: m.Role, Text: text})
-	}
-	// An error turn leaves a question without an answer; drop it so roles alternate.
-	var clean []models.Message
-	for i, m := range hist {
-		if m.Role == "user" && i+1 < len(hist) && hist[i+1].Role == "user" {
-			continue
-		}
-		clean = append(clean, m)
-	}
-	if len(clean) > 0 && clean[len(clean)-1].Role == "user" {
-		clean = clean[:len(clean)-1]
-	}
-	if len(clean) > HistoryMessages {
-		clean = clean[len(clean)-HistoryMessages:]
-	}
-	for len(clean) > 0 && clean[0].Role != "user" {
-		clean = clean[1:]
-	}
-	return id, clean, nil
-}
-
-func (s *Service) finish(id, question string, reply Reply, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.convs[id]
-	c.busy = false
-	c.messages = append(c.messages, stored{Role: "user", Text: question})
+	reply.MessageID = msgID
 	if err != nil {
-		c.messages = append(c.messages, stored{Role: "assistant", Text: err.Error(), Error: true})
-		return
+		return reply, err
 	}
-	hist := reply.Text
+	emit(Event{Type: "done", ConversationID: id, Reply: &reply})
+	return reply, nil
+}
+
+// historyText is what later turns send the model for a reply: its text, then one line per write
+// that landed with links to the records it touched, so the model can refer to them.
+func historyText(text string, tools []ToolRow) string {
 	var lines []string
-	for _, t := range reply.Tools {
+	for _, t := range tools {
 		if !t.IsWrite || t.Status != "done" {
 			continue
 		}
@@ -231,41 +234,41 @@ func (s *Service) finish(id, question string, reply Reply, err error) {
 		}
 		lines = append(lines, line)
 	}
-	if len(lines) > 0 {
-		hist += "\n\n" + strings.Join(lines, "\n")
+	if len(lines) == 0 {
+		return ""
 	}
-	c.messages = append(c.messages, stored{Role: "assistant", Text: reply.Text, History: hist})
-}
-
-// Messages returns a conversation's saved messages (role and text; error turns included), or nil.
-func (s *Service) Messages(id string) []models.Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.convs[id]
-	if c == nil {
-		return nil
-	}
-	out := make([]models.Message, len(c.messages))
-	for i, m := range c.messages {
-		out[i] = models.Message{Role: m.Role, Text: m.Text}
-	}
-	return out
+	return strings.TrimSpace(text + "\n\n" + strings.Join(lines, "\n"))
 }
 
 const instructions = `You are Ensemble's assistant. You help the person with their tasks, using the tools you are given.
 Today is %s.
 - Use a tool to look things up or change records; never say you did something a tool did not do.
-- Writes happen at once and the person can undo them.
+- %s
 - Ids are for tool calls. In replies, name records by title, or as [Title](ensemble://kind/id); give a raw id only when asked.
 - When a tool returns an error, fix the call or tell the person in a sentence what went wrong.
 - Be brief.`
 
 const nudge = "You said you would do that, but you made no tool call. Make the call now, or answer without promising to."
 
-func (s *Service) run(ctx context.Context, provider models.Provider, convID string, req TurnRequest, history []models.Message, emit func(Event)) (Reply, error) {
+// writeModeNote tells the model what its writes do under the policy, so it words its reply right.
+func writeModeNote(policy string) string {
+	switch policy {
+	case Preview:
+		return "Writes wait for the person's Apply in the chat: a write tool saves a proposal and nothing changes until they apply it. Say so; never say it is done."
+	case NeedsMe:
+		return "Writes wait for the person's answer on Needs me: a write tool saves a proposal and nothing changes until they apply it. Say so; never say it is done."
+	}
+	return "Writes happen at once and the person can undo them."
+}
+
+func (s *Service) run(ctx context.Context, provider models.Provider, convID string, req TurnRequest, policy string, history []models.Message, emit func(Event)) (Reply, error) {
 	reply := Reply{ConversationID: convID, Tools: []ToolRow{}}
 	offered := s.cfg.Tools.Names()
-	msgs := append(history, models.Message{Role: "user", Text: req.Text})
+	text := req.Text
+	if note := s.heldNote(ctx, convID); note != "" {
+		text = note + "\n\n" + text
+	}
+	msgs := append(history, models.Message{Role: "user", Text: text})
 	tc := &ToolContext{Records: s.cfg.Records, Actor: ledger.Actor{Kind: ledger.Assistant, ID: convID, Name: "Assistant"}}
 	streamed := ""
 	nudged := false
@@ -273,7 +276,7 @@ func (s *Service) run(ctx context.Context, provider models.Provider, convID stri
 		last := step == MaxSteps-1
 		mreq := models.Request{
 			Model:    req.Model,
-			System:   fmt.Sprintf(instructions, s.cfg.Now().Format("Monday 2 January 2006")),
+			System:   fmt.Sprintf(instructions, s.cfg.Now().Format("Monday 2 January 2006"), writeModeNote(policy)),
 			Messages: msgs,
 			Tools:    s.cfg.Tools.Describe(offered),
 			ToolsOff: last,
@@ -308,13 +311,12 @@ func (s *Service) run(ctx context.Context, provider models.Provider, convID stri
 				return reply, errors.New("The model ended without an answer. Ask again.")
 			}
 			reply.Text = text
-			emit(Event{Type: "done", ConversationID: convID, Reply: &reply})
 			return reply, nil
 		}
 		msgs = append(msgs, models.Message{Role: "assistant", Text: resp.Text, ToolCalls: calls})
 		results := make([]models.ToolResult, 0, len(calls))
 		for _, c := range calls {
-			row, content, isErr := s.call(ctx, tc, offered, c, emit)
+			row, content, isErr := s.call(ctx, tc, convID, offered, policy, c, emit)
 			reply.Tools = append(reply.Tools, row)
 			results = append(results, models.ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: isErr})
 		}
@@ -329,7 +331,7 @@ func (s *Service) run(ctx context.Context, provider models.Provider, convID stri
 }
 
 // call runs one tool call and returns its row, what the model is told, and whether that is an error.
-func (s *Service) call(ctx context.Context, tc *ToolContext, offered []string, c models.ToolCall, emit func(Event)) (ToolRow, string, bool) {
+func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offered []string, policy string, c models.ToolCall, emit func(Event)) (ToolRow, string, bool) {
 	row := ToolRow{CallID: c.ID, Name: c.Name, Status: "running"}
 	fail := func(msg string) (ToolRow, string, bool) {
 		row.Status, row.Summary = "error", msg
@@ -344,8 +346,16 @@ func (s *Service) call(ctx context.Context, tc *ToolContext, offered []string, c
 	if err := t.Validate(c.Input); err != nil {
 		return fail(fmt.Sprintf("The input for %s is not valid: %v. Nothing was done.", c.Name, err))
 	}
+	if hp := holdPolicy(t, policy); hp != "" {
+		held, told, err := s.hold(ctx, tc, convID, t, c.ID, rawOr(c.Input), hp)
+		if err != nil {
+			return fail(err.Error())
+		}
+		emit(Event{Type: "tool", Tool: &held})
+		return held, told, false
+	}
 	emit(Event{Type: "tool", Tool: &row})
-	res, err := t.Run(ctx, tc, rawOr(c.Input))
+	res, err := t.Call(ctx, tc, rawOr(c.Input))
 	if err != nil {
 		return fail(err.Error())
 	}

@@ -1,0 +1,440 @@
+package assistant
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/records"
+)
+
+// Proposal statuses.
+const (
+	proposed  = "proposed"
+	applied   = "applied"
+	failed    = "failed"
+	discarded = "discarded"
+)
+
+// holdPolicy is the policy a write of t runs under: "" to run it now, else why it waits.
+func holdPolicy(t *Tool, policy string) string {
+	switch {
+	case !t.IsWrite:
+		return ""
+	case t.AlwaysHold:
+		return "always"
+	case policy == Preview || policy == NeedsMe:
+		return policy
+	}
+	return ""
+}
+
+// hold saves a write for Apply instead of running it, and returns what the model is told. The
+// preview is worked out now, from the records as they are; Apply checks everything again.
+func (s *Service) hold(ctx context.Context, tc *ToolContext, convID string, t *Tool, callID string, input json.RawMessage, policy string) (ToolRow, string, error) {
+	preview, err := t.Preview(ctx, tc, input)
+	if err != nil {
+		return ToolRow{}, "", err
+	}
+	id := ledger.NewID("prp_")
+	err = s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
+		now := stamp(tx.Now())
+		_, err := tx.ExecContext(tx.Context(), `INSERT INTO assistant_proposals
+			(id, conversation_id, call_id, tool, input, preview, policy, status, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, 'proposed', ?, ?)`,
+			id, convID, callID, t.Name, string(input), preview, policy, now, now)
+		return err
+	})
+	if err != nil {
+		return ToolRow{}, "", fmt.Errorf("assistant: hold %s: %w", t.Name, err)
+	}
+	row := ToolRow{CallID: callID, Name: t.Name, IsWrite: true, Status: "proposed", Summary: preview, Preview: preview, ProposalID: id}
+	where := "for the person's Apply in the chat"
+	if policy == NeedsMe {
+		row.Status = "waiting"
+		where = "for the person's answer on Needs me"
+		s.askNeedsMe(id, preview)
+	}
+	told := fmt.Sprintf("Not done yet: this change waits %s (%s). Nothing has changed. Tell the person what you proposed; do not call the tool again for it.", where, preview)
+	return row, told, nil
+}
+
+// askNeedsMe puts a held write on Needs me and applies or discards it by the answer. It waits for
+// as long as the Service runs; a restart asks again (Service.Resume).
+func (s *Service) askNeedsMe(id, preview string) {
+	if s.cfg.Needs == nil {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		q := needs.NewQuestion(needs.Source{Title: "Assistant"}, "Apply this change? "+preview, []string{"Apply", "Discard"}, 0, false)
+		a, err := s.cfg.Needs.Ask(s.life, q)
+		if err != nil {
+			return // the runtime stops, or the decision was settled elsewhere
+		}
+		ctx := context.WithoutCancel(s.life)
+		if a.Option == 0 {
+			if _, err := s.Apply(ctx, "", []string{id}); err != nil {
+				s.cfg.Log.Info("assistant: apply from Needs me", "proposal", id, "err", err)
+			}
+			return
+		}
+		if err := s.Discard(ctx, id); err != nil {
+			s.cfg.Log.Info("assistant: discard from Needs me", "proposal", id, "err", err)
+		}
+	}()
+}
+
+// Resume asks again, on Needs me, about every write held there when the runtime last stopped (a
+// restart expires the old decisions).
+func (s *Service) Resume(ctx context.Context) error {
+	rows, err := s.cfg.Store.Reader().QueryContext(ctx,
+		"SELECT id, preview FROM assistant_proposals WHERE policy = 'needs-me' AND status = 'proposed' ORDER BY created_at")
+	if err != nil {
+		return fmt.Errorf("assistant: held writes: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, preview string
+		if err := rows.Scan(&id, &preview); err != nil {
+			return fmt.Errorf("assistant: held writes: %w", err)
+		}
+		s.askNeedsMe(id, preview)
+	}
+	return rows.Err()
+}
+
+// proposal is a held write as saved.
+type proposal struct {
+	id, conv, callID, tool, preview, policy, status, errText string
+	input                                                    json.RawMessage
+	result                                                   *Result
+}
+
+func (p proposal) row() ToolRow {
+	r := ToolRow{CallID: p.callID, Name: p.tool, IsWrite: true, ProposalID: p.id, Preview: p.preview, Summary: p.preview}
+	switch p.status {
+	case applied:
+		r.Status = "done"
+		if p.result != nil {
+			r.Summary, r.Refs, r.Group = p.result.Summary, p.result.Refs, p.result.Group
+		}
+	case failed:
+		r.Status, r.Summary = "error", p.errText
+	case discarded:
+		r.Status, r.Summary = "discarded", "Discarded: "+p.preview
+	default:
+		r.Status = "proposed"
+		if p.policy == NeedsMe {
+			r.Status = "waiting"
+		}
+	}
+	return r
+}
+
+const proposalCols = "id, conversation_id, call_id, tool, input, preview, policy, status, error, result"
+
+func scanProposals(rows *sql.Rows) ([]proposal, error) {
+	defer rows.Close()
+	var out []proposal
+	for rows.Next() {
+		var p proposal
+		var input, result string
+		if err := rows.Scan(&p.id, &p.conv, &p.callID, &p.tool, &input, &p.preview, &p.policy, &p.status, &p.errText, &result); err != nil {
+			return nil, fmt.Errorf("assistant: read proposals: %w", err)
+		}
+		p.input = json.RawMessage(input)
+		if result != "" {
+			p.result = new(Result)
+			if err := json.Unmarshal([]byte(result), p.result); err != nil {
+				return nil, fmt.Errorf("assistant: read proposal %s: %w", p.id, err)
+			}
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// proposals reads the proposals named, or, with no ids, the conversation's that wait for Apply.
+func (s *Service) proposals(ctx context.Context, convID string, ids []string) ([]proposal, error) {
+	db := s.cfg.Store.Reader()
+	if len(ids) == 0 {
+		rows, err := db.QueryContext(ctx, "SELECT "+proposalCols+" FROM assistant_proposals WHERE conversation_id = ? AND status IN ('proposed', 'failed') ORDER BY created_at, rowid", convID)
+		if err != nil {
+			return nil, fmt.Errorf("assistant: read proposals: %w", err)
+		}
+		return scanProposals(rows)
+	}
+	var out []proposal
+	for _, id := range ids {
+		rows, err := db.QueryContext(ctx, "SELECT "+proposalCols+" FROM assistant_proposals WHERE id = ?", id)
+		if err != nil {
+			return nil, fmt.Errorf("assistant: read proposal: %w", err)
+		}
+		ps, err := scanProposals(rows)
+		if err != nil {
+			return nil, err
+		}
+		if len(ps) == 0 || (convID != "" && ps[0].conv != convID) {
+			return nil, &InputError{"There is no such proposal; it may have been deleted with its conversation."}
+		}
+		out = append(out, ps...)
+	}
+	return out, nil
+}
+
+// ApplyError is an Apply that changed nothing, with the receipts that say why: the call that failed
+// and the ones not attempted. Retry resends them all, since none landed.
+type ApplyError struct {
+	Msg   string
+	Tools []ToolRow
+}
+
+func (e *ApplyError) Error() string { return e.Msg }
+
+// Apply runs held writes: the ids given, or, with none, every write the conversation holds. It
+// checks each again (the tool, its input against the schema, the records as they are now, through
+// the tool's own checks) and runs them all in one transaction with one Undo group, marking each
+// applied in that same transaction, so a second Apply, concurrent or after a crash, never repeats
+// one. If one fails, none lands: it is marked failed with its reason and the rest stay waiting.
+func (s *Service) Apply(ctx context.Context, convID string, ids []string) ([]ToolRow, error) {
+	ps, err := s.proposals(ctx, convID, ids)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) == 0 {
+		return nil, &InputError{"Nothing here waits for Apply."}
+	}
+	for _, p := range ps {
+		switch p.status {
+		case applied:
+			return nil, &ConflictError{fmt.Sprintf("%s was already applied.", p.preview)}
+		case discarded:
+			return nil, &ConflictError{fmt.Sprintf("%s was discarded.", p.preview)}
+		}
+	}
+	results := make([]Result, len(ps))
+	bad := -1
+	actor := ledger.Actor{Kind: ledger.Assistant, ID: ps[0].conv, Name: "Assistant"}
+	_, err = s.cfg.Records.Batch(ctx, actor, "", func(b *records.Batch) error {
+		tx := b.Tx()
+		var summaries []string
+		for i, p := range ps {
+			res, err := s.applyOne(ctx, b, actor, p)
+			if err != nil {
+				bad = i
+				return err
+			}
+			res.Group = tx.GroupID()
+			receipt, _ := json.Marshal(res)
+			done, err := tx.ExecContext(tx.Context(), `UPDATE assistant_proposals SET status = 'applied', error = '', result = ?, updated_at = ?
+				WHERE id = ? AND status IN ('proposed', 'failed')`, string(receipt), stamp(tx.Now()), p.id)
+			if err != nil {
+				return fmt.Errorf("assistant: mark %s applied: %w", p.id, err)
+			}
+			if n, _ := done.RowsAffected(); n == 0 {
+				bad = i
+				return &ConflictError{fmt.Sprintf("%s was already applied or discarded.", p.preview)}
+			}
+			results[i] = res
+			summaries = append(summaries, strings.TrimSuffix(res.Summary, "."))
+		}
+		tx.Describe("%s.", strings.Join(summaries, "; "))
+		return tx.Emit(KindConversation, ps[0].conv, ConversationChange{ID: ps[0].conv, Change: "message"})
+	})
+	if err != nil {
+		return nil, s.applyFailed(ctx, ps, bad, err)
+	}
+	rows := make([]ToolRow, len(ps))
+	for i, p := range ps {
+		p.status, p.result = applied, &results[i]
+		rows[i] = p.row()
+	}
+	return rows, nil
+}
+
+// applyOne checks one held write again and makes it inside b.
+func (s *Service) applyOne(ctx context.Context, b *records.Batch, actor ledger.Actor, p proposal) (Result, error) {
+	t := s.cfg.Tools.Get(p.tool)
+	if t == nil || !t.IsWrite {
+		return Result{}, fmt.Errorf("%s can no longer be applied: the tool %s is gone.", p.preview, p.tool)
+	}
+	if err := t.Validate(p.input); err != nil {
+		return Result{}, fmt.Errorf("%s can no longer be applied: %v.", p.preview, err)
+	}
+	tc := &ToolContext{Records: s.cfg.Records, Actor: actor}
+	return t.Write(ctx, tc, b, p.input)
+}
+
+// applyFailed records why an Apply failed and returns the receipts.
+func (s *Service) applyFailed(ctx context.Context, ps []proposal, bad int, cause error) error {
+	var ce *ConflictError
+	if errors.As(cause, &ce) || bad < 0 {
+		return cause
+	}
+	msg := cause.Error()
+	err := s.cfg.Writer.Exec(context.WithoutCancel(ctx), func(tx *ledger.Tx) error {
+		_, err := tx.ExecContext(tx.Context(), "UPDATE assistant_proposals SET status = 'failed', error = ?, updated_at = ? WHERE id = ? AND status IN ('proposed', 'failed')",
+			msg, stamp(tx.Now()), ps[bad].id)
+		if err != nil {
+			return err
+		}
+		return tx.Emit(KindConversation, ps[0].conv, ConversationChange{ID: ps[0].conv, Change: "message"})
+	})
+	if err != nil {
+		return errors.Join(cause, err)
+	}
+	rows := make([]ToolRow, len(ps))
+	for i, p := range ps {
+		rows[i] = p.row()
+		if i == bad {
+			rows[i].Status, rows[i].Summary = "error", msg
+		}
+	}
+	sentence := msg
+	if len(ps) > 1 {
+		sentence = fmt.Sprintf("Nothing was applied: %s", msg)
+	}
+	return &ApplyError{Msg: sentence, Tools: rows}
+}
+
+// Discard drops a held write; it can no longer be applied.
+func (s *Service) Discard(ctx context.Context, id string) error {
+	ps, err := s.proposals(ctx, "", []string{id})
+	if err != nil {
+		return err
+	}
+	var changed int64
+	err = s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
+		res, err := tx.ExecContext(tx.Context(), "UPDATE assistant_proposals SET status = 'discarded', updated_at = ? WHERE id = ? AND status IN ('proposed', 'failed')",
+			stamp(tx.Now()), id)
+		if err != nil {
+			return err
+		}
+		if changed, _ = res.RowsAffected(); changed == 0 {
+			return nil
+		}
+		return tx.Emit(KindConversation, ps[0].conv, ConversationChange{ID: ps[0].conv, Change: "message"})
+	})
+	if err != nil {
+		return fmt.Errorf("assistant: discard: %w", err)
+	}
+	if changed == 0 {
+		return &ConflictError{fmt.Sprintf("%s was already applied or discarded.", ps[0].preview)}
+	}
+	return nil
+}
+
+// proposalRows reads the current state of the conversation's held writes, by proposal id, with
+// whether each applied write's group has since been undone.
+func (s *Service) proposalRows(ctx context.Context, convID string) (map[string]ToolRow, error) {
+	rows, err := s.cfg.Store.Reader().QueryContext(ctx, "SELECT "+proposalCols+" FROM assistant_proposals WHERE conversation_id = ?", convID)
+	if err != nil {
+		return nil, fmt.Errorf("assistant: read proposals: %w", err)
+	}
+	ps, err := scanProposals(rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]ToolRow, len(ps))
+	for _, p := range ps {
+		out[p.id] = p.row()
+	}
+	return out, nil
+}
+
+// Undo reverses a write the assistant made (a receipt's Undo), as the person.
+func (s *Service) Undo(ctx context.Context, group string) (ledger.Group, error) {
+	return s.cfg.Records.UndoGroup(ctx, ledger.Actor{Kind: ledger.Person}, group)
+}
+
+// Redo replays a write the person undid from its receipt.
+func (s *Service) Redo(ctx context.Context, group string) (ledger.Group, error) {
+	return s.cfg.Records.RedoGroup(ctx, ledger.Actor{Kind: ledger.Person}, group)
+}
+
+// undone reports which of the groups are undone now.
+func (s *Service) undone(ctx context.Context, groups []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, g := range groups {
+		var state string
+		err := s.cfg.Store.Reader().QueryRowContext(ctx, "SELECT state FROM ledger_groups WHERE id = ?", g).Scan(&state)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("assistant: read group %s: %w", g, err)
+		}
+		out[g] = state == "undone"
+	}
+	return out, nil
+}
+
+// overlay brings the tool rows of saved messages up to date: a held write as it stands now
+// (applied, failed, discarded) and a write whose group was undone since.
+func (s *Service) overlay(ctx context.Context, convID string, msgs []Message) error {
+	held, err := s.proposalRows(ctx, convID)
+	if err != nil {
+		return err
+	}
+	var groups []string
+	for i := range msgs {
+		for j := range msgs[i].Tools {
+			t := &msgs[i].Tools[j]
+			if r, ok := held[t.ProposalID]; ok && t.ProposalID != "" {
+				*t = r
+			}
+			if t.Group != "" {
+				groups = append(groups, t.Group)
+			}
+		}
+	}
+	undone, err := s.undone(ctx, groups)
+	if err != nil {
+		return err
+	}
+	for i := range msgs {
+		for j := range msgs[i].Tools {
+			t := &msgs[i].Tools[j]
+			t.Undone = t.Group != "" && undone[t.Group]
+		}
+	}
+	return nil
+}
+
+// heldNote tells the model how the conversation's held writes stand, since the person may have
+// applied or discarded them between messages: "" when there are none.
+func (s *Service) heldNote(ctx context.Context, convID string) string {
+	rows, err := s.cfg.Store.Reader().QueryContext(ctx, "SELECT "+proposalCols+" FROM assistant_proposals WHERE conversation_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 10", convID)
+	if err != nil {
+		return ""
+	}
+	ps, err := scanProposals(rows)
+	if err != nil || len(ps) == 0 {
+		return ""
+	}
+	lines := []string{"How the writes you proposed stand now:"}
+	for i := len(ps) - 1; i >= 0; i-- {
+		p := ps[i]
+		state := "still waiting for the person"
+		switch p.status {
+		case applied:
+			state = "applied"
+			if p.result != nil {
+				state = "applied: " + p.result.Summary
+			}
+		case failed:
+			state = "failed when applied: " + p.errText
+		case discarded:
+			state = "discarded by the person"
+		}
+		lines = append(lines, fmt.Sprintf("- %s — %s", p.preview, state))
+	}
+	return strings.Join(lines, "\n")
+}
