@@ -39,6 +39,11 @@ export function onUnauthorized(fn: () => void): void {
   unauthorized = fn;
 }
 
+/** For requests made outside request() (a streamed answer) that were answered 401. */
+export function notifyUnauthorized(): void {
+  unauthorized();
+}
+
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   const init: RequestInit = { method, headers, credentials: 'same-origin', cache: 'no-store' };

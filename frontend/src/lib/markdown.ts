@@ -6,7 +6,8 @@
 //
 // Supported: ATX headings (#..######), paragraphs, **bold** / __bold__, *italic* / _italic_,
 // `code`, fenced code blocks (```), unordered (-, *, +) and ordered (1. / 1)) lists, and
-// [text](http(s)://url) links.
+// [text](http(s)://url) links. With a recordHref option, [Title](ensemble://kind/id) links open
+// that record in the UI (a same-page hash link the option builds) and render as their title otherwise.
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -29,7 +30,15 @@ export function isSafeUrl(url: string): boolean {
 // NUL never survives into the escaped source, so it cannot be forged.
 const HOLD = '\u0000';
 
-function renderInline(text: string): string {
+export interface MarkdownOptions {
+  /** The href a record link (ensemble://kind/id) opens, or null to show only its title. */
+  recordHref?: (kind: string, id: string) => string | null;
+}
+
+// A record link, after escaping: ensemble://kind/id.
+const RECORD_URL = /^ensemble:\/\/([a-z_]+)\/([A-Za-z0-9_.:-]+)$/;
+
+function renderInline(text: string, opts: MarkdownOptions = {}): string {
   const held: string[] = [];
   const hold = (html: string) => `${HOLD}${held.push(html) - 1}${HOLD}`;
 
@@ -37,6 +46,12 @@ function renderInline(text: string): string {
 
   s = s.replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, (_m, label: string, url: string) => {
     const inner = emphasis(label);
+    const rec = RECORD_URL.exec(url);
+    if (rec) {
+      const href = opts.recordHref?.(rec[1], rec[2]);
+      if (!href || !/^#\/[\w/%.:-]*$/.test(href)) return hold(inner);
+      return hold(`<a href="${href}" class="record-link" data-kind="${rec[1]}">${inner}</a>`);
+    }
     if (!isSafeUrl(url) || url.includes(HOLD)) return hold(inner);
     return hold(`<a href="${url}" target="_blank" rel="noopener noreferrer">${inner}</a>`);
   });
@@ -56,18 +71,18 @@ function emphasis(s: string): string {
 type ListKind = 'ul' | 'ol';
 
 /** Renders Markdown to HTML that is safe to insert with innerHTML / {@html}. */
-export function renderMarkdown(source: string): string {
+export function renderMarkdown(source: string, opts: MarkdownOptions = {}): string {
   const lines = escapeHtml(source.replace(/\u0000/g, '').replace(/\r\n?/g, '\n')).split('\n');
   const out: string[] = [];
   let para: string[] = [];
   let list: { kind: ListKind; items: string[] } | null = null;
 
   const flushPara = () => {
-    if (para.length) out.push(`<p>${renderInline(para.join(' '))}</p>`);
+    if (para.length) out.push(`<p>${renderInline(para.join(' '), opts)}</p>`);
     para = [];
   };
   const flushList = () => {
-    if (list) out.push(`<${list.kind}>${list.items.map((i) => `<li>${renderInline(i)}</li>`).join('')}</${list.kind}>`);
+    if (list) out.push(`<${list.kind}>${list.items.map((i) => `<li>${renderInline(i, opts)}</li>`).join('')}</${list.kind}>`);
     list = null;
   };
   const flush = () => {
@@ -92,7 +107,7 @@ export function renderMarkdown(source: string): string {
     if (heading) {
       flush();
       const n = heading[1].length;
-      out.push(`<h${n}>${renderInline(heading[2])}</h${n}>`);
+      out.push(`<h${n}>${renderInline(heading[2], opts)}</h${n}>`);
       continue;
     }
 

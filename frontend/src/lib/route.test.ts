@@ -14,12 +14,14 @@ describe('routes', () => {
     ['#/task/%E0%A4%A', { name: 'task', id: '%E0%A4%A' }],
     ['#/needs', { name: 'needs' }],
     ['#/settings', { name: 'settings' }],
+    ['#/settings/assistant', { name: 'settings', section: 'assistant' }],
   ] as [string, Route][])('parseRoute(%j)', (hash, want) => expect(parseRoute(hash)).toEqual(want));
 
   it.each([
     { name: 'board' },
     { name: 'needs' },
     { name: 'settings' },
+    { name: 'settings', section: 'assistant' },
     { name: 'task', id: 'tsk_1' },
     { name: 'task', id: 'a/b c', run: 'job_2' },
   ] as Route[])('round-trips %j', (r) => expect(parseRoute(routeHash(r))).toEqual(r));

@@ -1,11 +1,11 @@
 // The hash routes: the board (""), a task's page (#/task/<id>, optionally /run/<job id>),
-// Needs me (#/needs) and Settings (#/settings).
+// Needs me (#/needs) and Settings (#/settings, or one of its sections: #/settings/assistant).
 
 export type Route =
   | { name: 'board' }
   | { name: 'task'; id: string; run?: string }
   | { name: 'needs' }
-  | { name: 'settings' };
+  | { name: 'settings'; section?: string };
 
 export function parseRoute(hash: string): Route {
   const h = hash.replace(/^#\/?/, '');
@@ -20,7 +20,7 @@ export function parseRoute(hash: string): Route {
     return parts[2] === 'run' && parts[3] ? { name: 'task', id: parts[1], run: parts[3] } : { name: 'task', id: parts[1] };
   }
   if (parts[0] === 'needs') return { name: 'needs' };
-  if (parts[0] === 'settings') return { name: 'settings' };
+  if (parts[0] === 'settings') return parts[1] ? { name: 'settings', section: parts[1] } : { name: 'settings' };
   return { name: 'board' };
 }
 
@@ -31,7 +31,7 @@ export function routeHash(r: Route): string {
     case 'needs':
       return '#/needs';
     case 'settings':
-      return '#/settings';
+      return r.section ? `#/settings/${encodeURIComponent(r.section)}` : '#/settings';
     default:
       return '#/';
   }

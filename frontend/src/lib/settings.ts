@@ -41,6 +41,19 @@ export interface Phone {
   lastSeenAt?: string | null;
 }
 
+/** A one-time link that pairs a phone (POST /api/pair/links). */
+export interface PairLink {
+  url: string;
+  expiresAt: string;
+}
+
+/** "4 min" or "40 s" left until iso, or '' once it has passed. */
+export function timeLeft(iso: string, now: Date = new Date()): string {
+  const s = Math.floor((Date.parse(iso) - now.getTime()) / 1000);
+  if (!Number.isFinite(s) || s <= 0) return '';
+  return s >= 60 ? `${Math.ceil(s / 60)} min` : `${s} s`;
+}
+
 /** Paired phones, or `setup` set when phone access is not set up (then there are none). */
 export interface Phones {
   devices: Phone[];
@@ -116,6 +129,7 @@ export const settingsApi = {
     }
   },
   revokePhone: (id: string) => request<unknown>('DELETE', `/api/pair/devices/${enc(id)}`),
+  pairLink: () => request<PairLink>('POST', '/api/pair/links'),
 };
 
 /** A sentence split at its `backticks`: the odd parts are code. */

@@ -1,0 +1,266 @@
+import { describe, expect, it } from 'vitest';
+import {
+  applyTurnEvent,
+  checkKey,
+  errorText,
+  isThinking,
+  keyStateText,
+  mergeTool,
+  messageBody,
+  messageError,
+  normalizeSettings,
+  proposals,
+  receipts,
+  recordHref,
+  SSEParser,
+  startTurn,
+  streamTurn,
+  thinkingText,
+  toolLabel,
+  turnEvent,
+  turnMessages,
+  undoable,
+  validateSettings,
+  withRow,
+  workSummary,
+  type ToolRow,
+  type Turn,
+  type TurnEvent,
+} from './assistant';
+import { renderMarkdown } from './markdown';
+
+describe('SSEParser', () => {
+  it('reads frames split anywhere, skipping comments', () => {
+    const body = ': keepalive\n\nevent: text\ndata: {"text":"Hi"}\n\nevent: done\ndata: {"reply":{}}\n\n';
+    for (let size = 1; size <= body.length; size++) {
+      const p = new SSEParser();
+      const got = [];
+      for (let i = 0; i < body.length; i += size) got.push(...p.push(body.slice(i, i + size)));
+      expect(got, `chunks of ${size}`).toEqual([
+        { event: 'text', data: '{"text":"Hi"}' },
+        { event: 'done', data: '{"reply":{}}' },
+      ]);
+    }
+  });
+
+  it('handles CRLF, CR, multi-line data, ids, a BOM and frames without an event', () => {
+    const p = new SSEParser();
+    const got = [
+      ...p.push('\ufeffid: 7\r\ndata: a\r\ndata: b\r'),
+      ...p.push('\n\r\nevent:x\rdata:no space\r\r\n'),
+    ];
+    expect(got).toEqual([
+      { event: 'message', data: 'a\nb', id: '7' },
+      { event: 'x', data: 'no space', id: '7' },
+    ]);
+  });
+
+  it('drops a frame the stream never closed', () => {
+    const p = new SSEParser();
+    expect(p.push('event: text\ndata: {"text":"cut"}\n')).toEqual([]);
+    expect(p.end()).toEqual([]);
+  });
+});
+
+describe('turnEvent', () => {
+  it('reads each kind and refuses what it does not know', () => {
+    expect(turnEvent({ event: 'conversation', data: '{"conversationId":"c1"}' })).toEqual({ type: 'conversation', conversationId: 'c1' });
+    expect(turnEvent({ event: 'text', data: '{"text":"x"}' })).toEqual({ type: 'text', text: 'x' });
+    expect(turnEvent({ event: 'tool', data: '{"tool":{"callId":"a","name":"n","status":"running"}}' })?.type).toBe('tool');
+    expect(turnEvent({ event: 'error', data: '{"error":"late","kind":"timeout"}' })).toEqual({ type: 'error', error: 'late', kind: 'timeout' });
+    expect(turnEvent({ event: 'error', data: '{"error":"x","kind":"weird"}' })).toEqual({ type: 'error', error: 'x', kind: 'failed' });
+    expect(turnEvent({ event: 'text', data: 'not json' })).toBeNull();
+    expect(turnEvent({ event: 'other', data: '{}' })).toBeNull();
+    expect(turnEvent({ event: 'tool', data: '{"tool":{}}' })).toBeNull();
+  });
+});
+
+const row = (callId: string, status: ToolRow['status'], more: Partial<ToolRow> = {}): ToolRow => ({ callId, name: 'hub_create_tasks', status, ...more });
+
+function run(events: TurnEvent[], t0 = 1000): Turn {
+  let t = startTurn('make two tasks', null, t0);
+  events.forEach((ev, i) => (t = applyTurnEvent(t, ev, t0 + (i + 1) * 1000)));
+  return t;
+}
+
+describe('a turn', () => {
+  it('thinks until text streams, then builds the text from deltas', () => {
+    let t = startTurn('hi', null, 0);
+    expect(isThinking(t)).toBe(true);
+    expect(thinkingText(t, 2500)).toBe('Thinking…');
+    expect(thinkingText(t, 4200)).toBe('Thinking… 4s');
+    t = applyTurnEvent(t, { type: 'conversation', conversationId: 'c1' }, 1);
+    expect(t.conversationId).toBe('c1');
+    t = applyTurnEvent(t, { type: 'text', text: 'Hel' }, 2);
+    t = applyTurnEvent(t, { type: 'text', text: 'lo' }, 3);
+    expect(t.text).toBe('Hello');
+    expect(isThinking(t)).toBe(false);
+  });
+
+  it('merges tool rows by callId, keeping their order', () => {
+    const t = run([
+      { type: 'tool', tool: row('a', 'running', { isWrite: true }) },
+      { type: 'tool', tool: row('b', 'running') },
+      { type: 'tool', tool: row('a', 'done', { summary: 'Added 2 tasks', group: 'g1' }) },
+    ]);
+    expect(t.tools.map((r) => [r.callId, r.status])).toEqual([
+      ['a', 'done'],
+      ['b', 'running'],
+    ]);
+    expect(t.tools[0]).toMatchObject({ isWrite: true, summary: 'Added 2 tasks', group: 'g1' });
+    // b still runs: its row shows the work, not "Thinking…".
+    expect(isThinking(t)).toBe(false);
+  });
+
+  it('thinks again after a tool ends, counting from then', () => {
+    const t = run([
+      { type: 'tool', tool: row('a', 'running') },
+      { type: 'tool', tool: row('a', 'done') },
+    ]);
+    expect(isThinking(t)).toBe(true);
+    expect(t.thinkingSince).toBe(3000);
+  });
+
+  it('ends with done: the streamed text stays, the reply fills what did not stream', () => {
+    const t = run([
+      { type: 'text', text: 'On it.' },
+      { type: 'tool', tool: row('a', 'running') },
+      { type: 'done', reply: { conversationId: 'c9', text: 'Done.', tools: [row('a', 'done', { summary: 's' })] } },
+    ]);
+    expect(t.phase).toBe('done');
+    expect(t.text).toBe('On it.');
+    expect(t.conversationId).toBe('c9');
+    expect(t.tools[0].status).toBe('done');
+    const quiet = run([{ type: 'done', reply: { conversationId: 'c', text: 'Only here.', tools: null } }]);
+    expect(quiet.text).toBe('Only here.');
+    // Nothing after the end.
+    expect(applyTurnEvent(t, { type: 'text', text: 'more' }, 9)).toBe(t);
+  });
+
+  it('ends with an error of each kind, in one sentence', () => {
+    const failed = run([{ type: 'text', text: 'Part' }, { type: 'tool', tool: row('a', 'running') }, { type: 'error', error: 'm could not answer: 500', kind: 'failed' }]);
+    expect(failed.phase).toBe('error');
+    expect(failed.text).toBe('Part');
+    expect(failed.tools[0].status).toBe('error');
+    expect(errorText(failed.error, failed.errorKind)).toBe('m could not answer: 500');
+    expect(errorText('', 'timeout')).toMatch(/did not answer in time/);
+    expect(errorText('', 'failed')).toMatch(/could not answer/);
+    expect(errorText('context canceled', 'stopped')).toBe('Stopped.');
+    const [q, a] = turnMessages(run([{ type: 'error', error: 'x', kind: 'stopped' }]));
+    expect(q).toMatchObject({ role: 'user', text: 'make two tasks' });
+    expect(a).toMatchObject({ role: 'assistant', stopped: true, error: 'Stopped.' });
+    expect(messageError(a)).toBe('Stopped.');
+  });
+});
+
+describe('messages and rows', () => {
+  it('reads saved errors either way', () => {
+    expect(messageError({ id: '1', role: 'assistant', text: 'The model timed out.', error: true })).toBe('The model timed out.');
+    expect(messageBody({ id: '1', role: 'assistant', text: 'The model timed out.', error: true })).toBe('');
+    expect(messageError({ id: '1', role: 'assistant', text: 'partial', error: 'Lost.' })).toBe('Lost.');
+    expect(messageBody({ id: '1', role: 'assistant', text: 'partial', error: 'Lost.' })).toBe('partial');
+    expect(messageError({ id: '1', role: 'assistant', text: 'x', stopped: true })).toBe('Stopped.');
+    expect(messageError({ id: '1', role: 'assistant', text: 'x' })).toBe('');
+  });
+
+  it('splits proposals from receipts and offers Undo or Redo on landed writes', () => {
+    const rows = [row('a', 'proposed', { proposalId: 'p1', isWrite: true }), row('b', 'done', { isWrite: true, group: 'g' }), row('c', 'done')];
+    expect(proposals(rows).map((r) => r.callId)).toEqual(['a']);
+    expect(receipts(rows).map((r) => r.callId)).toEqual(['b', 'c']);
+    expect(undoable(rows[1])).toBe('undo');
+    expect(undoable({ ...rows[1], undone: true })).toBe('redo');
+    expect(undoable(rows[2])).toBeNull();
+    expect(undoable(rows[0])).toBeNull();
+    expect(workSummary([...rows, row('d', 'error')])).toBe('4 steps · 1 change · 1 failed');
+    expect(toolLabel('hub_create_tasks')).toBe('Create tasks');
+  });
+
+  it('merges an applied row into the message that holds it', () => {
+    const msgs = [
+      { id: 'm1', role: 'assistant' as const, text: '', tools: [row('a', 'proposed', { proposalId: 'p' })] },
+      { id: 'm2', role: 'assistant' as const, text: '', tools: [row('b', 'done')] },
+    ];
+    const next = withRow(msgs, { ...row('a', 'done', { group: 'g' }), applied: true });
+    expect(next[0].tools?.[0]).toMatchObject({ status: 'done', group: 'g', applied: true, proposalId: 'p' });
+    expect(next[1]).toBe(msgs[1]);
+    expect(mergeTool([], row('z', 'running'))).toHaveLength(1);
+  });
+
+  it('links records to their pages, safely', () => {
+    expect(recordHref('task', 'tsk_1')).toBe('#/task/tsk_1');
+    expect(recordHref('page', 'p')).toBeNull();
+    const html = renderMarkdown('See [Draft brief](ensemble://task/tsk_1) and [Notes](ensemble://page/p1).', { recordHref });
+    expect(html).toContain('<a href="#/task/tsk_1" class="record-link" data-kind="task">Draft brief</a>');
+    expect(html).toContain('Notes');
+    expect(html).not.toContain('ensemble://');
+    expect(renderMarkdown('[x](ensemble://task/a"onmouseover=1)', { recordHref })).not.toContain('onmouseover=1"');
+    // Without the option a record link is its title.
+    expect(renderMarkdown('[T](ensemble://task/t1)')).toBe('<p>T</p>');
+  });
+});
+
+describe('settings', () => {
+  const base = normalizeSettings({ provider: 'openai', model: ' gpt-5 ', baseUrl: ' http://127.0.0.1:11434/v1 ', effort: 'high', writePolicy: 'preview' });
+
+  it('fills defaults for what is missing or unknown', () => {
+    expect(normalizeSettings(null)).toEqual({ provider: 'anthropic', model: '', baseUrl: '', effort: '', writePolicy: 'immediate' });
+    expect(normalizeSettings({ provider: 'gemini' as never, writePolicy: 'later' as never }).writePolicy).toBe('immediate');
+  });
+
+  it('trims and checks what is saved', () => {
+    const v = validateSettings(base);
+    expect(v).toEqual({ ok: true, value: { ...base, model: 'gpt-5', baseUrl: 'http://127.0.0.1:11434/v1' } });
+    // Anthropic takes no base URL here: it is dropped.
+    const a = validateSettings({ ...base, provider: 'anthropic', baseUrl: 'whatever' });
+    expect(a.ok && a.value.baseUrl).toBe('');
+    expect(validateSettings({ ...base, baseUrl: 'ftp://x' })).toMatchObject({ ok: false, field: 'baseUrl' });
+    expect(validateSettings({ ...base, baseUrl: 'not a url' })).toMatchObject({ ok: false, field: 'baseUrl' });
+    expect(validateSettings({ ...base, model: 'two words' })).toMatchObject({ ok: false, field: 'model' });
+    expect(validateSettings({ ...base, effort: 'max' })).toMatchObject({ ok: false, field: 'effort' });
+    expect(validateSettings({ ...base, writePolicy: 'x' as never })).toMatchObject({ ok: false, field: 'writePolicy' });
+    // An empty model is allowed: it means "not chosen yet".
+    expect(validateSettings({ ...base, model: '' }).ok).toBe(true);
+  });
+
+  it('says where a key comes from, and checks one before saving', () => {
+    expect(keyStateText({ id: 'anthropic', name: 'A', hasKey: true, keyFrom: 'settings' })).toBe('Key saved');
+    expect(keyStateText({ id: 'anthropic', name: 'A', hasKey: true })).toBe('Key saved');
+    expect(keyStateText({ id: 'anthropic', name: 'A', hasKey: true, keyFrom: 'environment' })).toBe('From environment');
+    expect(keyStateText({ id: 'openai', name: 'O', hasKey: true, keyFrom: 'OPENAI_API_KEY' })).toBe('From environment');
+    expect(keyStateText({ id: 'openai', name: 'O', hasKey: false })).toBe('No key');
+    expect(checkKey('  sk-ant-1234567890 ')).toEqual({ ok: true, key: 'sk-ant-1234567890' });
+    expect(checkKey('')).toMatchObject({ ok: false });
+    expect(checkKey('sk ant 123456')).toMatchObject({ ok: false });
+    expect(checkKey('abc')).toMatchObject({ ok: false });
+  });
+});
+
+describe('streamTurn', () => {
+  const sse = (chunks: string[], status = 200, type = 'text/event-stream') =>
+    (async () =>
+      new Response(
+        new ReadableStream({
+          start(c) {
+            for (const ch of chunks) c.enqueue(new TextEncoder().encode(ch));
+            c.close();
+          },
+        }),
+        { status, headers: { 'Content-Type': type } },
+      )) as unknown as typeof fetch;
+
+  it('streams events in order', async () => {
+    const got: TurnEvent[] = [];
+    await streamTurn({ text: 'hi' }, (e) => got.push(e), undefined,
+      sse(['event: conversation\ndata: {"conversationId":"c"}\n\nevent: te', 'xt\ndata: {"text":"Hé"}\n\n: keepalive\n\n', 'event: done\ndata: {"reply":{"conversationId":"c","text":"Hé","tools":[]}}\n\n']));
+    expect(got.map((e) => e.type)).toEqual(['conversation', 'text', 'done']);
+  });
+
+  it('ends a cut stream with an error, and rejects a refused turn with its sentence', async () => {
+    const got: TurnEvent[] = [];
+    await streamTurn({ text: 'hi' }, (e) => got.push(e), undefined, sse(['event: text\ndata: {"text":"a"}\n\n']));
+    expect(got.at(-1)).toMatchObject({ type: 'error', kind: 'failed' });
+    await expect(streamTurn({ text: '' }, () => {}, undefined, sse(['{"error":"Write a message first."}'], 400, 'application/json'))).rejects.toThrow(
+      'Write a message first.',
+    );
+  });
+});
