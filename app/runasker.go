@@ -40,6 +40,10 @@ func (a needsAsker) Ask(ctx context.Context, q jobs.Question) (jobs.Reply, error
 		d = needs.NewQuestion(src, q.Text, q.Options, q.Recommended, q.FreeText)
 	}
 	ans, err := a.n.Ask(ctx, d)
+	if q.Kind == jobs.Approval && ans.Option != needs.FreeText {
+		// A chosen option's label ("Refuse") is not words the person wrote for the agent.
+		ans.Text = ""
+	}
 	return jobs.Reply{Option: ans.Option, Text: ans.Text}, err
 }
 
