@@ -26,8 +26,19 @@ func (s *Server) applyHeld(w http.ResponseWriter, r *http.Request) {
 	s.apply(w, r, req.ConversationID, req.ProposalIDs)
 }
 
+// applyProposal answers {tool}: the one receipt.
 func (s *Server) applyProposal(w http.ResponseWriter, r *http.Request) {
-	s.apply(w, r, "", []string{r.PathValue("id")})
+	rows, err := s.opts.Assistant.Apply(r.Context(), "", []string{r.PathValue("id")})
+	var ae *assistant.ApplyError
+	if errors.As(err, &ae) {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": ae.Msg, "tools": ae.Tools})
+		return
+	}
+	var row any
+	if len(rows) == 1 {
+		row = rows[0]
+	}
+	s.answerAssistant(w, r, http.StatusOK, map[string]any{"tool": row}, err)
 }
 
 func (s *Server) applyAll(w http.ResponseWriter, r *http.Request) {

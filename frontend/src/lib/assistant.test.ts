@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  isApplied,
   applyTurnEvent,
   checkKey,
   errorText,
@@ -173,6 +174,13 @@ describe('messages and rows', () => {
     expect(undoable(rows[0])).toBeNull();
     expect(workSummary([...rows, row('d', 'error')])).toBe('4 steps · 1 change · 1 failed');
     expect(toolLabel('hub_create_tasks')).toBe('Create tasks');
+  });
+
+  it('marks a held write applied wherever it was applied', () => {
+    expect(isApplied(row('a', 'done', { proposalId: 'p1', isWrite: true, group: 'g' }))).toBe(true);
+    expect(isApplied(row('a', 'proposed', { proposalId: 'p1' }))).toBe(false);
+    expect(isApplied(row('b', 'done', { isWrite: true, group: 'g' }))).toBe(false);
+    expect(isApplied({ ...row('c', 'done'), applied: true })).toBe(true);
   });
 
   it('merges an applied row into the message that holds it', () => {

@@ -26,7 +26,7 @@ export interface ToolRow {
   proposalId?: string;
   preview?: string;
   undone?: boolean;
-  /** Set here, not by the runtime: this window applied the proposal. */
+  /** Set here when this window applied the proposal; see [isApplied] for every client. */
   applied?: boolean;
 }
 
@@ -297,6 +297,11 @@ export function messageError(m: Message): string {
 /** The text of an assistant message to render above its error line. */
 export function messageBody(m: Message): string {
   return m.error === true && !m.stopped ? '' : m.text;
+}
+
+/** Whether a row is a held write that was applied (here or from another client, or Needs me). */
+export function isApplied(r: ToolRow): boolean {
+  return !!r.applied || (r.status === 'done' && !!r.proposalId);
 }
 
 /** Proposals ("proposed" rows not yet applied) among rows. */
