@@ -68,6 +68,7 @@ type Runtime struct {
 	agents    *detect.Service    // which agents this computer has
 	terms     *terminal.Manager  // the person's shells
 	assistant *assistant.Service // its turns are stopped and saved before the database closes
+	secrets   *secrets.Store     // keys and run secrets, kept encrypted
 	stop      context.CancelFunc // ends the runtime's own background work
 }
 
@@ -149,7 +150,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	}
 	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Bridge: bridge, Sessions: ss, Relay: phoneHost, Agents: agents, Assistant: asst, Terminals: terms, Secrets: sec}, cfg.Log, st, bus, rec)
 	r := &Runtime{
-		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, sessions: ss, agents: agents, terms: terms, api: srv, ln: ln, assistant: asst,
+		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, sessions: ss, agents: agents, terms: terms, api: srv, ln: ln, assistant: asst, secrets: sec,
 		URL:    url,
 		served: make(chan error, 1),
 		http: &http.Server{

@@ -15,9 +15,11 @@ import (
 // maxBody caps request bodies; a task's page is the largest thing a request carries.
 const maxBody = 1 << 20
 
-// errorBody is every error answer: one sentence, and for a refused task move the moves allowed.
+// errorBody is every error answer: one sentence, and for a refused task move the moves allowed; a
+// refused sealed box adds its reason's name (seal_open, seal_replay, …).
 type errorBody struct {
 	Error   string           `json:"error"`
+	Code    string           `json:"code,omitempty"`
 	Allowed []records.Status `json:"allowed,omitempty"`
 }
 

@@ -21,6 +21,7 @@ import (
 //	GET    /api/secrets                      names, kinds and allowed origins
 //	GET    /api/secrets/seal-key             {kid, alg, spki, fingerprint}: the key a browser seals for
 //	PUT    /api/secrets/{name}               {value, allow?}: a run secret; 204
+//	PUT    /api/secrets/{name}/sealed        {sealed, decisionId, allow?}: the same, the value in a sealed box (sealed.go); 204
 //	DELETE /api/secrets/{name}               204
 func (s *Server) mountSecrets(api func(string, http.HandlerFunc)) {
 	if s.opts.Secrets == nil {
@@ -34,6 +35,7 @@ func (s *Server) mountSecrets(api func(string, http.HandlerFunc)) {
 		writeJSON(w, http.StatusOK, s.opts.Secrets.SealKey())
 	})
 	api("PUT /api/secrets/{name}", s.setSecret)
+	api("PUT /api/secrets/{name}/sealed", s.setSealedSecret)
 	api("DELETE /api/secrets/{name}", s.removeSecret)
 }
 
