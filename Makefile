@@ -56,7 +56,7 @@ test-ui: ui-deps
 test-go:
 	$(GO) test -count=1 ./...
 
-## bench: the figures docs/benchmarks.md records
+## bench: the figures docs/benchmarks.md records (the board load benchmark needs Chromium; skipped without it)
 bench: ui
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./app/
 	$(GO) test -run '^$$' -bench . -benchmem ./runtime/... ./engines/...

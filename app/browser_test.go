@@ -17,7 +17,7 @@ import (
 
 // needBrowser returns Chromium's path, or skips the test where there is none: except in CI, where a
 // test that cannot run fails.
-func needBrowser(t *testing.T) string {
+func needBrowser(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -31,7 +31,7 @@ func needBrowser(t *testing.T) string {
 	return ""
 }
 
-func needUI(t *testing.T) {
+func needUI(t testing.TB) {
 	t.Helper()
 	if frontend.Built() {
 		return
@@ -43,7 +43,7 @@ func needUI(t *testing.T) {
 }
 
 // newBrowser starts headless Chromium with the flags this offline machine needs.
-func newBrowser(t *testing.T) context.Context {
+func newBrowser(t testing.TB) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(needBrowser(t)),
@@ -61,7 +61,7 @@ func newBrowser(t *testing.T) context.Context {
 	return ctx
 }
 
-func startTestRuntime(t *testing.T) *Runtime {
+func startTestRuntime(t testing.TB) *Runtime {
 	t.Helper()
 	rt, err := startRuntime(context.Background(), runtimeConfig{
 		DataDir: t.TempDir(), Addr: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -151,7 +151,7 @@ func TestBoardLiveAcrossPages(t *testing.T) {
 	screenshot(t, ctx2, "board-390.png", 390)
 }
 
-func readToken(t *testing.T, rt *Runtime) string {
+func readToken(t testing.TB, rt *Runtime) string {
 	f, err := readAPIFile(rt.cfg.DataDir)
 	if err != nil {
 		t.Fatal(err)
