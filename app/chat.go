@@ -89,11 +89,7 @@ func chat(ctx context.Context, c *client, req assistant.TurnRequest, out, errOut
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		e := &apiError{Status: resp.StatusCode}
-		if json.NewDecoder(resp.Body).Decode(e) != nil || e.Message == "" {
-			e.Message = "Ensemble answered " + resp.Status
-		}
-		return e
+		return responseError(resp)
 	}
 	var (
 		convID    string

@@ -68,14 +68,19 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
-		e := &apiError{Status: resp.StatusCode}
-		if json.NewDecoder(resp.Body).Decode(e) != nil || e.Message == "" {
-			e.Message = fmt.Sprintf("Ensemble answered %s", resp.Status)
-		}
-		return e
+		return responseError(resp)
 	}
 	if out == nil {
 		return nil
 	}
 	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// responseError is the sentence of a refused request: the runtime's own, else its status.
+func responseError(resp *http.Response) error {
+	e := &apiError{Status: resp.StatusCode}
+	if json.NewDecoder(resp.Body).Decode(e) != nil || e.Message == "" {
+		e.Message = fmt.Sprintf("Ensemble answered %s", resp.Status)
+	}
+	return e
 }

@@ -215,11 +215,7 @@ func (c *client) stream(ctx context.Context, path string, ch chan<- sseEvent) er
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		e := &apiError{Status: resp.StatusCode}
-		if json.NewDecoder(resp.Body).Decode(e) != nil || e.Message == "" {
-			e.Message = "Ensemble answered " + resp.Status
-		}
-		return e
+		return responseError(resp)
 	}
 	return readSSE(resp.Body, func(ev sseEvent) bool {
 		select {

@@ -117,22 +117,8 @@ func (s *Server) assistantTurn(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		return
 	}
-	var (
-		ie *assistant.InputError
-		nf *assistant.NotFoundError
-		cf *assistant.ConflictError
-	)
 	if !started {
-		switch {
-		case errors.As(err, &ie):
-			writeError(w, http.StatusBadRequest, ie.Msg)
-		case errors.As(err, &nf):
-			writeError(w, http.StatusNotFound, nf.Error())
-		case errors.As(err, &cf):
-			writeError(w, http.StatusConflict, cf.Msg)
-		default:
-			s.fail(w, r, err) // before the model is asked, only the database fails
-		}
+		s.writeErr(w, r, err)
 		return
 	}
 	kind := "failed"

@@ -1,11 +1,6 @@
 package api
 
-import (
-	"errors"
-	"net/http"
-
-	"github.com/ensemblework/ensemble/runtime/assistant"
-)
+import "net/http"
 
 // applyRequest names held writes to apply: proposalIds, or every one the conversation holds.
 type applyRequest struct {
@@ -27,18 +22,14 @@ func (s *Server) applyHeld(w http.ResponseWriter, r *http.Request) {
 }
 
 // applyProposal answers {tool}: the one receipt.
+// applyProposal answers {tool}: the one receipt.
 func (s *Server) applyProposal(w http.ResponseWriter, r *http.Request) {
 	rows, err := s.opts.Assistant.Apply(r.Context(), "", []string{r.PathValue("id")})
-	var ae *assistant.ApplyError
-	if errors.As(err, &ae) {
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": ae.Msg, "tools": ae.Tools})
-		return
-	}
 	var row any
 	if len(rows) == 1 {
 		row = rows[0]
 	}
-	s.answerAssistant(w, r, http.StatusOK, map[string]any{"tool": row}, err)
+	s.answer(w, r, http.StatusOK, map[string]any{"tool": row}, err)
 }
 
 func (s *Server) applyAll(w http.ResponseWriter, r *http.Request) {
@@ -49,17 +40,12 @@ func (s *Server) applyAll(w http.ResponseWriter, r *http.Request) {
 // sentence and the receipts (which call failed, which were not attempted).
 func (s *Server) apply(w http.ResponseWriter, r *http.Request, convID string, ids []string) {
 	rows, err := s.opts.Assistant.Apply(r.Context(), convID, ids)
-	var ae *assistant.ApplyError
-	if errors.As(err, &ae) {
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": ae.Msg, "tools": ae.Tools})
-		return
-	}
-	s.answerAssistant(w, r, http.StatusOK, map[string]any{"tools": rows}, err)
+	s.answer(w, r, http.StatusOK, map[string]any{"tools": rows}, err)
 }
 
 func (s *Server) discardProposal(w http.ResponseWriter, r *http.Request) {
 	err := s.opts.Assistant.Discard(r.Context(), r.PathValue("id"))
-	s.answerAssistant(w, r, http.StatusNoContent, nil, err)
+	s.answer(w, r, http.StatusNoContent, nil, err)
 }
 
 type groupRequest struct {

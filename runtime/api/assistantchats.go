@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -19,27 +18,27 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
 		limit = n
 	}
 	list, err := s.opts.Assistant.List(r.Context(), limit)
-	s.answerAssistant(w, r, http.StatusOK, map[string]any{"conversations": list}, err)
+	s.answer(w, r, http.StatusOK, map[string]any{"conversations": list}, err)
 }
 
 func (s *Server) getConversation(w http.ResponseWriter, r *http.Request) {
 	c, err := s.opts.Assistant.Conversation(r.Context(), r.PathValue("id"))
-	s.answerAssistant(w, r, http.StatusOK, c, err)
+	s.answer(w, r, http.StatusOK, c, err)
 }
 
 func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	err := s.opts.Assistant.Delete(r.Context(), r.PathValue("id"))
-	s.answerAssistant(w, r, http.StatusNoContent, nil, err)
+	s.answer(w, r, http.StatusNoContent, nil, err)
 }
 
 func (s *Server) stopConversation(w http.ResponseWriter, r *http.Request) {
 	err := s.opts.Assistant.Stop(r.Context(), r.PathValue("id"))
-	s.answerAssistant(w, r, http.StatusNoContent, nil, err)
+	s.answer(w, r, http.StatusNoContent, nil, err)
 }
 
 func (s *Server) assistantSettings(w http.ResponseWriter, r *http.Request) {
 	st, err := s.opts.Assistant.Settings(r.Context())
-	s.answerAssistant(w, r, http.StatusOK, st, err)
+	s.answer(w, r, http.StatusOK, st, err)
 }
 
 func (s *Server) setAssistantSettings(w http.ResponseWriter, r *http.Request) {
@@ -49,28 +48,5 @@ func (s *Server) setAssistantSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st, err := s.opts.Assistant.SetSettings(r.Context(), c)
-	s.answerAssistant(w, r, http.StatusOK, st, err)
-}
-
-// answerAssistant answers with v (nothing for 204), or the status and sentence err calls for.
-func (s *Server) answerAssistant(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
-	var (
-		ie *assistant.InputError
-		nf *assistant.NotFoundError
-		cf *assistant.ConflictError
-	)
-	switch {
-	case err == nil && status == http.StatusNoContent:
-		w.WriteHeader(status)
-	case err == nil:
-		writeJSON(w, status, v)
-	case errors.As(err, &ie):
-		writeError(w, http.StatusBadRequest, ie.Msg)
-	case errors.As(err, &nf):
-		writeError(w, http.StatusNotFound, nf.Error())
-	case errors.As(err, &cf):
-		writeError(w, http.StatusConflict, cf.Msg)
-	default:
-		s.writeErr(w, r, err)
-	}
+	s.answer(w, r, http.StatusOK, st, err)
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/ensemblework/ensemble/runtime/assistant"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/records"
 )
@@ -117,10 +118,23 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 		nf  *records.NotFoundError
 		mv  *records.MoveError
 		cf  *ledger.ConflictError
+		ai  *assistant.InputError
+		anf *assistant.NotFoundError
+		acf *assistant.ConflictError
+		ae  *assistant.ApplyError
 	)
 	switch {
 	case errors.As(err, &re):
 		writeError(w, re.status, re.msg)
+	case errors.As(err, &ai):
+		writeError(w, http.StatusBadRequest, ai.Msg)
+	case errors.As(err, &anf):
+		writeError(w, http.StatusNotFound, anf.Error())
+	case errors.As(err, &acf):
+		writeError(w, http.StatusConflict, acf.Msg)
+	case errors.As(err, &ae):
+		// The receipts say which call failed and which were not attempted.
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": ae.Msg, "tools": ae.Tools})
 	case errors.As(err, &inv):
 		writeError(w, http.StatusBadRequest, inv.Msg)
 	case errors.As(err, &nf):

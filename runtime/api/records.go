@@ -57,11 +57,14 @@ func mountCollection[T, In any](s *Server, api func(string, http.HandlerFunc), n
 }
 
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
-	if err != nil {
+	switch {
+	case err != nil:
 		s.writeErr(w, r, err)
-		return
+	case status == http.StatusNoContent:
+		w.WriteHeader(status)
+	default:
+		writeJSON(w, status, v)
 	}
-	writeJSON(w, status, v)
 }
 
 // answerList reads seq, then the list. Reading seq first means the list is at least as new as seq:

@@ -161,7 +161,8 @@ func scanProposals(rows *sql.Rows) ([]proposal, error) {
 	return out, rows.Err()
 }
 
-// proposals reads the proposals named, or, with no ids, the conversation's that wait for Apply.
+// proposals reads the proposals named, all of one conversation, or, with no ids, the
+// conversation's that wait for Apply.
 func (s *Service) proposals(ctx context.Context, convID string, ids []string) ([]proposal, error) {
 	db := s.cfg.Store.Reader()
 	if len(ids) == 0 {
@@ -182,8 +183,9 @@ func (s *Service) proposals(ctx context.Context, convID string, ids []string) ([
 			return nil, err
 		}
 		if len(ps) == 0 || (convID != "" && ps[0].conv != convID) {
-			return nil, &InputError{"There is no such proposal; it may have been deleted with its conversation."}
+			return nil, &InputError{"There is no such proposal in this conversation; it may have been deleted with it."}
 		}
+		convID = ps[0].conv // one Apply, one conversation
 		out = append(out, ps...)
 	}
 	return out, nil

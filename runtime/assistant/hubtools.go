@@ -9,8 +9,8 @@ import (
 	"github.com/ensemblework/ensemble/runtime/records"
 )
 
-// HubTools returns a registry with the Hub's task tools: hub_list_tasks, hub_create_tasks and
-// hub_update_task.
+// HubTools returns a registry with the Hub's tools over the person's records: tasks, pages,
+// projects, people, repositories, ranked search, and reading a public web page.
 func HubTools() *Registry {
 	r := NewRegistry()
 	for _, t := range []Tool{listTasksTool(), createTasksTool(), updateTaskTool(), getTaskTool(), deleteTasksTool(),
@@ -71,44 +71,21 @@ func listTasksTool() Tool {
 			if err != nil {
 				return Result{}, err
 			}
-			if q := strings.ToLower(strings.TrimSpace(in.Query)); q != "" {
-				kept := tasks[:0]
-				for _, t := range tasks {
-					if strings.Contains(strings.ToLower(t.Title), q) {
-						kept = append(kept, t)
-					}
+			all := make([]taskRow, 0, len(tasks))
+			for _, t := range tasks {
+				if titleHas(t.Title, in.Query) {
+					all = append(all, rowOf(t))
 				}
-				tasks = kept
 			}
-			total := len(tasks)
-			if in.Offset > total {
-				in.Offset = total
-			}
-			var rows []taskRow
-			size := 2
-			for _, t := range tasks[in.Offset:] {
-				row := rowOf(t)
-				b, _ := json.Marshal(row)
-				if size+len(b)+1 > listBudget && len(rows) > 0 {
-					break
-				}
-				size += len(b) + 1
-				rows = append(rows, row)
-			}
-			if rows == nil {
-				rows = []taskRow{}
-			}
-			data := map[string]any{"tasks": rows, "total": total}
+			rows, note := fitList(all, in.Offset, "hub_list_tasks", "tasks")
+			data := listData("tasks", rows, len(all), note)
 			var titles []string
 			for _, r := range rows {
 				titles = append(titles, r.Title)
 			}
 			summary := "No tasks found."
-			if total > 0 {
-				summary = fmt.Sprintf("Found %s: %s.", plural(total, "task"), titleList(titles))
-			}
-			if end := in.Offset + len(rows); end < total {
-				data["note"] = fmt.Sprintf("Showing tasks %d–%d of %d; call hub_list_tasks again with offset %d for the rest.", in.Offset+1, end, total, end)
+			if len(all) > 0 {
+				summary = fmt.Sprintf("Found %s: %s.", plural(len(all), "task"), titleList(titles))
 			}
 			return Result{Summary: summary, Data: data}, nil
 		},

@@ -4,7 +4,7 @@
 
 import { ApiError, errorSentence, notifyUnauthorized, request, UNREACHABLE } from './api';
 
-export type ToolStatus = 'running' | 'done' | 'error' | 'proposed' | 'waiting';
+export type ToolStatus = 'running' | 'done' | 'error' | 'proposed' | 'waiting' | 'discarded';
 
 export interface Ref {
   kind: string;
