@@ -307,7 +307,7 @@ func TestRelayOfflineE2E(t *testing.T) {
 	if err := local.do(ctx0, "GET", "/api/needs/"+id, nil, &d); err != nil {
 		t.Fatal(err)
 	}
-	if d.Status != needs.Answered || d.Answer == nil || d.Answer.Option != 0 || d.AnsweredBy != needs.ByBrowser {
+	if d.Status != needs.Answered || d.Answer == nil || d.Answer.Option != 0 || d.AnsweredBy != needs.ByPhone {
 		t.Fatalf("the runtime's record of the answer: %+v", d)
 	}
 	waitFor(t, ctx, "the Needs me badge at 0", `document.getElementById('needs-count')?.textContent === '0'`)

@@ -73,15 +73,19 @@ func (s *Server) answerNeed(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, `Send the option's number ({"option": 0}) or free text ({"text": "…"}).`)
 		return
 	}
-	d, err := s.opts.Needs.Answer(r.Context(), r.PathValue("id"), a, answerer(r))
+	d, err := s.opts.Needs.Answer(r.Context(), r.PathValue("id"), a, s.answerer(r))
 	s.answerNeeds(w, r, d, err)
 }
 
-// answerer names the client a request comes through, for "answered by": the launch token is the
-// command line's (and other local programs'), the session cookie a browser's.
-func answerer(r *http.Request) string {
+// answerer names the client a request comes through, for "answered by", in the order authenticate
+// tries them: the launch token is the command line's (and other local programs'), the device
+// cookie a paired phone's, the session cookie a browser's.
+func (s *Server) answerer(r *http.Request) string {
 	if r.Header.Get("Authorization") != "" {
 		return needs.ByCommandLine
+	}
+	if _, err := r.Cookie(deviceCookie); err == nil && s.opts.Relay != "" {
+		return needs.ByPhone
 	}
 	return needs.ByBrowser
 }

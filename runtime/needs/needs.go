@@ -50,6 +50,7 @@ const (
 // Who answered: the client the person answered through, or the run's mode for automatic answers.
 const (
 	ByBrowser     = "browser"
+	ByPhone       = "phone" // a paired phone, through the relay
 	ByCommandLine = "command line"
 	ByUnattended  = "run unattended"
 )

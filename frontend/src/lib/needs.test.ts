@@ -97,6 +97,7 @@ describe('applyNeedEvent', () => {
       'Answered from the command line: use blue',
     ],
     ['needs.answered', dec('n1', { status: 'answered', answeredBy: 'run unattended' }), 'Answered by Run unattended.'],
+    ['needs.answered', dec('n1', { status: 'answered', answeredBy: 'phone' }), 'Answered on your phone.'],
   ])('%s → %s', (kind, d, want) => {
     expect(applyNeedEvent(base, { kind, data: d }).items[1].note).toBe(want);
     expect(settledNote(d)).toBe(want);

@@ -64,7 +64,9 @@ export function settledNote(d: Decision): string {
           ? 'Answered from the command line'
           : d.answeredBy === 'run unattended'
             ? 'Answered by Run unattended'
-            : 'Answered in another window';
+            : d.answeredBy === 'phone'
+              ? 'Answered on your phone'
+              : 'Answered in another window';
       return choice ? `${by}: ${choice}` : `${by}.`;
     }
     case 'withdrawn':
