@@ -8,6 +8,11 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X github.com/ensemblework/ensemble/app.Version=$(VERSION)
 UI_STAMP := frontend/node_modules/.package-lock.json
 
+# go-winres turns build/windows (the manifest, version info) into .syso files that `go build` links
+# into the Windows binaries; they are made by `make cross` and removed after it, never committed.
+WINRES   := github.com/tc-hib/go-winres@v0.3.3
+SYSO     := rsrc_windows_amd64.syso rsrc_windows_arm64.syso
+
 # The desktop window needs cgo and, on Linux, GTK 3 and WebKitGTK 4.1 (libgtk-3-dev libwebkit2gtk-4.1-dev).
 comma := ,
 DESKTOP_TAGS := desktop,production$(if $(filter Linux,$(shell uname -s)),$(comma)webkit2_41)
@@ -28,12 +33,15 @@ desktop: ui
 
 ## cross: what builds here for the other platforms: the headless binary for Linux, macOS and Windows
 ## (amd64, arm64, no cgo) and the Windows desktop app (Wails needs no cgo there)
+## (the Windows ones with build/windows/ensemble.exe.manifest and version info embedded)
 cross: ui
+	$(GO) run $(WINRES) make --in build/windows/winres.json --out rsrc --arch amd64,arm64
 	for os in linux darwin windows; do for arch in amd64 arm64; do \
 		ext=$$( [ $$os = windows ] && echo .exe ); \
-		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/ensemble-$$os-$$arch$$ext . || exit 1; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/ensemble-$$os-$$arch$$ext . || { rm -f $(SYSO); exit 1; }; \
 	done; done
-	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -tags desktop,production -ldflags "$(LDFLAGS) -H windowsgui" -o bin/ensemble-desktop-windows-amd64.exe .
+	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -tags desktop,production -ldflags "$(LDFLAGS) -H windowsgui" -o bin/ensemble-desktop-windows-amd64.exe . || { rm -f $(SYSO); exit 1; }
+	rm -f $(SYSO)
 
 ui-deps: $(UI_STAMP)
 $(UI_STAMP): frontend/package.json frontend/package-lock.json
@@ -62,5 +70,5 @@ bench: ui
 	$(GO) test -run '^$$' -bench . -benchmem ./runtime/... ./engines/...
 
 clean:
-	rm -rf bin frontend/node_modules
+	rm -rf bin frontend/node_modules $(SYSO)
 	find frontend/dist -mindepth 1 ! -name .keep -delete

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  discardedRow,
+  foldReads,
+  isFinishedRead,
+  stepsLabel,
   isApplied,
   applyTurnEvent,
   checkKey,
@@ -174,6 +178,48 @@ describe('messages and rows', () => {
     expect(undoable(rows[0])).toBeNull();
     expect(workSummary([...rows, row('d', 'error')])).toBe('4 steps · 1 change · 1 failed');
     expect(toolLabel('hub_create_tasks')).toBe('Create tasks');
+  });
+
+  it('folds runs of three or more finished reads once a reply has more than four calls', () => {
+    const read = (id: string) => row(id, 'done');
+    const write = (id: string) => row(id, 'done', { isWrite: true, group: 'g' + id });
+    const shape = (items: ReturnType<typeof foldReads>) => items.map((it) => (it.kind === 'row' ? it.row.callId : `[${it.rows.map((r) => r.callId).join('')}]`));
+    // Four calls or fewer: nothing folds, however many reads.
+    expect(shape(foldReads([read('a'), read('b'), read('c'), read('d')]))).toEqual(['a', 'b', 'c', 'd']);
+    // Five: the run of three reads folds, the write stays a row.
+    expect(shape(foldReads([read('a'), read('b'), read('c'), write('w'), read('d')]))).toEqual(['[abc]', 'w', 'd']);
+    // A run of two does not fold; a write, a failure or a running call breaks a run.
+    expect(shape(foldReads([read('a'), read('b'), write('w'), read('c'), read('d'), row('e', 'error'), read('f'), read('g'), read('h')]))).toEqual([
+      'a',
+      'b',
+      'w',
+      'c',
+      'd',
+      'e',
+      '[fgh]',
+    ]);
+    expect(shape(foldReads([read('a'), read('b'), read('c'), row('r', 'running'), read('d'), read('e'), read('f')]))).toEqual(['[abc]', 'r', '[def]']);
+    // The count is the reply's: held writes shown apart still count.
+    expect(shape(foldReads([read('a'), read('b'), read('c')], 5))).toEqual(['[abc]']);
+    expect(shape(foldReads([read('a'), read('b'), read('c')], 4))).toEqual(['a', 'b', 'c']);
+    // All reads: one row; its key is stable as more land.
+    const items = foldReads(['a', 'b', 'c', 'd', 'e', 'f'].map(read));
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ kind: 'reads', key: 'a' });
+    expect(isFinishedRead(write('w'))).toBe(false);
+    expect(isFinishedRead(row('x', 'waiting'))).toBe(false);
+    expect(stepsLabel(3)).toBe('3 steps');
+    expect(foldReads([])).toEqual([]);
+  });
+
+  it('marks a discarded proposal as the server keeps it', () => {
+    const r = row('a', 'proposed', { proposalId: 'p1', isWrite: true, preview: 'Create task “Plan the trip”' });
+    const d = discardedRow(r);
+    expect(d).toMatchObject({ callId: 'a', status: 'discarded', proposalId: 'p1', summary: 'Discarded: Create task “Plan the trip”' });
+    expect(proposals([d])).toEqual([]);
+    expect(receipts([d])).toEqual([d]);
+    expect(isApplied(d)).toBe(false);
+    expect(undoable(d)).toBeNull();
   });
 
   it('marks a held write applied wherever it was applied', () => {

@@ -314,6 +314,50 @@ export function receipts(rows: readonly ToolRow[] | null | undefined): ToolRow[]
   return (rows ?? []).filter((r) => !(r.status === 'proposed' && !!r.proposalId));
 }
 
+/** A row of a reply's work as shown: one call, or a run of finished reads folded into "N steps". */
+export type WorkItem = { kind: 'row'; row: ToolRow } | { kind: 'reads'; key: string; rows: ToolRow[] };
+
+/** A finished call that changed nothing: a read. */
+export function isFinishedRead(r: ToolRow): boolean {
+  return !r.isWrite && r.status === 'done';
+}
+
+/**
+ * rows as shown (spec 000 §6): once the reply has more than four calls (total, counting held
+ * writes), every run of three or more finished reads folds into one "N steps" item; anything else
+ * (a write, a failure, a call still running) stays a row of its own and breaks a run.
+ */
+export function foldReads(rows: readonly ToolRow[], total = rows.length): WorkItem[] {
+  const out: WorkItem[] = [];
+  const fold = total > 4;
+  let run: ToolRow[] = [];
+  const flush = () => {
+    if (fold && run.length >= 3) out.push({ kind: 'reads', key: run[0].callId, rows: run });
+    else for (const r of run) out.push({ kind: 'row', row: r });
+    run = [];
+  };
+  for (const r of rows) {
+    if (isFinishedRead(r)) run.push(r);
+    else {
+      flush();
+      out.push({ kind: 'row', row: r });
+    }
+  }
+  flush();
+  return out;
+}
+
+/** The line of a folded run of reads: "3 steps". */
+export function stepsLabel(n: number): string {
+  return n === 1 ? '1 step' : `${n} steps`;
+}
+
+/** A held write after Discard: the row as the server keeps it. */
+export function discardedRow(r: ToolRow): ToolRow {
+  const what = r.preview || r.summary || toolLabel(r.name);
+  return { ...r, status: 'discarded', summary: `Discarded: ${what}` };
+}
+
 /** Whether a row offers Undo (a landed write with a group) or Redo (after Undo). */
 export function undoable(r: ToolRow): 'undo' | 'redo' | null {
   if (!r.isWrite || r.status !== 'done' || !r.group) return null;
@@ -471,6 +515,7 @@ export const assistantApi = {
   settings: () => optional(request<Partial<AssistantSettings>>('GET', '/api/assistant/settings')).then((r) => (r === null ? null : normalizeSettings(r))),
   saveSettings: (s: AssistantSettings) => request<Partial<AssistantSettings> | null>('PUT', '/api/assistant/settings', s),
   apply: (proposalId: string) => request<{ tool: ToolRow }>('POST', `/api/assistant/proposals/${enc(proposalId)}/apply`),
+  discard: (proposalId: string) => request<unknown>('POST', `/api/assistant/proposals/${enc(proposalId)}/discard`),
   applyAll: (conversationId: string) => request<{ tools: ToolRow[] | null }>('POST', `/api/assistant/conversations/${enc(conversationId)}/apply-all`),
   undo: (group: string) => request<{ group?: unknown }>('POST', '/api/assistant/undo', { group }),
   redo: (group: string) => request<{ group?: unknown }>('POST', '/api/assistant/redo', { group }),
