@@ -66,7 +66,15 @@ func (a *Anthropic) stream(ctx context.Context, req Request, onText func(string)
 		p.ToolChoice = anthropic.ToolChoiceUnionParam{OfNone: &anthropic.ToolChoiceNoneParam{}}
 	}
 	if req.Effort != "" {
-		p.OutputConfig = anthropic.OutputConfigParam{Effort: anthropic.OutputConfigEffort(req.Effort)}
+		if f, _ := lookup("anthropic", req.Model); f.way == effortBudget {
+			// Models before output_config.effort think with a budget, which counts toward
+			// max_tokens: the reply keeps its own room on top.
+			budget := thinkingBudget(req.Effort)
+			p.MaxTokens += budget
+			p.Thinking = anthropic.ThinkingConfigParamOfEnabled(budget)
+		} else {
+			p.OutputConfig = anthropic.OutputConfigParam{Effort: anthropic.OutputConfigEffort(req.Effort)}
+		}
 	}
 	stream := a.client.Messages.NewStreaming(ctx, p)
 	defer stream.Close()
@@ -88,13 +96,21 @@ func (a *Anthropic) stream(ctx context.Context, req Request, onText func(string)
 		return resp, err
 	}
 	resp.Text = ""
+	var thoughts []Thought
 	for _, b := range acc.Content {
 		switch b.Type {
 		case "text":
 			resp.Text += b.Text
+		case "thinking":
+			thoughts = append(thoughts, Thought{Text: b.Thinking, Signature: b.Signature})
+		case "redacted_thinking":
+			thoughts = append(thoughts, Thought{Redacted: b.Data})
 		case "tool_use":
 			resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Input: rawInput(b.Input)})
 		}
+	}
+	if len(resp.ToolCalls) > 0 {
+		resp.ToolCalls[0].Thoughts = thoughts
 	}
 	resp.Usage = Usage{InputTokens: acc.Usage.InputTokens, OutputTokens: acc.Usage.OutputTokens}
 	return resp, nil
@@ -106,6 +122,15 @@ func anthropicMessages(msgs []Message) []anthropic.MessageParam {
 		var blocks []anthropic.ContentBlockParamUnion
 		for _, r := range m.ToolResults {
 			blocks = append(blocks, anthropic.NewToolResultBlock(r.CallID, r.Content, r.IsError))
+		}
+		for _, c := range m.ToolCalls {
+			for _, t := range c.Thoughts { // thinking comes first in its message
+				if t.Redacted != "" {
+					blocks = append(blocks, anthropic.NewRedactedThinkingBlock(t.Redacted))
+				} else {
+					blocks = append(blocks, anthropic.NewThinkingBlock(t.Signature, t.Text))
+				}
+			}
 		}
 		if m.Text != "" {
 			blocks = append(blocks, anthropic.NewTextBlock(m.Text))

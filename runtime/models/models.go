@@ -1,5 +1,6 @@
-// Package models streams one model request to a provider (Anthropic Messages, or OpenAI Chat
-// Completions at any OpenAI-compatible base URL) and returns its text, tool calls and usage.
+// Package models streams one model request to a provider (Anthropic Messages, OpenAI Responses,
+// or Chat Completions at any OpenAI-compatible base URL) and returns its text, tool calls and
+// usage. [CheckEffort] says, before anything is spent, whether a model takes an effort level.
 package models
 
 import (
@@ -26,6 +27,17 @@ type ToolCall struct {
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+	// Thoughts is the model's reasoning before the call, which the provider wants back with it: with
+	// extended thinking on, Anthropic refuses a tool result whose call comes without its signed
+	// thinking. The first call of a reply carries it, so keeping the calls keeps it.
+	Thoughts []Thought `json:"-"`
+}
+
+// Thought is one piece of a model's reasoning as its provider sent it, to be sent back unchanged.
+type Thought struct {
+	Text      string // Anthropic's thinking
+	Signature string // and its signature
+	Redacted  string // Anthropic's redacted_thinking data, instead of both
 }
 
 // ToolResult answers one ToolCall.
@@ -53,6 +65,7 @@ type Request struct {
 	// the model may not call them.
 	ToolsOff bool
 	// Effort is the reasoning effort ("low", "medium", "high", …); empty leaves the provider's default.
+	// Callers check it first with [CheckEffort]; a provider sends it as the model takes it.
 	Effort string
 	// MaxTokens bounds the reply; 8192 when zero.
 	MaxTokens int

@@ -14,6 +14,7 @@ func providers(url string, timeout time.Duration) map[string]Provider {
 	return map[string]Provider{
 		"anthropic": NewAnthropic("test-key", url, timeout),
 		"openai":    NewOpenAI("test-key", url, timeout),
+		"responses": NewResponses("test-key", url, timeout),
 	}
 }
 

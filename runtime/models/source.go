@@ -3,7 +3,9 @@ package models
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -101,15 +103,32 @@ func (s Source) Provider(provider, baseURL string) (Provider, error) {
 		if key == "" && baseURL == "" {
 			return nil, fmt.Errorf("OpenAI needs a key: %s, or a base URL for a compatible server.", s.howToAdd("openai"))
 		}
+		// OpenAI's own API gets the Responses API, where its reasoning models take effort and
+		// tools together. Any other base URL is a compatible server (LM Studio, vLLM, a router …),
+		// and what those speak is Chat Completions.
+		if openAIsOwn(baseURL) {
+			return NewResponses(key, baseURL, timeout), nil
+		}
 		return NewOpenAI(key, baseURL, timeout), nil
 	case "ollama":
 		if baseURL == "" {
 			baseURL = OllamaURL + "/v1"
 		}
-		// Ollama takes no key; its OpenAI-compatible API wants some bearer value all the same.
+		// Ollama takes no key; its OpenAI-compatible API wants some bearer value all the same. It
+		// stays on Chat Completions, which every Ollama speaks.
 		return NewOpenAI("ollama", baseURL, timeout), nil
 	}
 	return nil, fmt.Errorf("Provider %q is not one of anthropic, openai or ollama.", provider)
+}
+
+// openAIsOwn reports whether baseURL is OpenAI's own API: "" (the SDK's default) or an address at
+// api.openai.com.
+func openAIsOwn(baseURL string) bool {
+	if baseURL == "" {
+		return true
+	}
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
 }
 
 // howToAdd says where a key can be given.

@@ -165,3 +165,31 @@ func TestDetectOllamaAbsent(t *testing.T) {
 		t.Fatalf("a silent server: %v after %s", err, time.Since(start))
 	}
 }
+
+// OpenAI's own API is spoken as Responses; any other base URL is a compatible server, spoken as
+// Chat Completions, and so is Ollama.
+func TestSourceOpenAIAPI(t *testing.T) {
+	src := Source{Getenv: env(map[string]string{"OPENAI_API_KEY": "k"}), Timeout: time.Minute}
+	for _, tc := range []struct {
+		provider, baseURL string
+		responses         bool
+	}{
+		{"openai", "", true},
+		{"openai", "https://api.openai.com/v1", true},
+		{"openai", "http://127.0.0.1:1234/v1", false},
+		{"openai", "https://openrouter.ai/api/v1", false},
+		{"ollama", "", false},
+	} {
+		p, err := src.Provider(tc.provider, tc.baseURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := p.(*Responses); ok != tc.responses {
+			t.Errorf("%s at %q: %T, want Responses %v", tc.provider, tc.baseURL, p, tc.responses)
+		}
+	}
+	with := Source{Getenv: env(map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:8000/v1"})}
+	if p, _ := with.Provider("openai", ""); func() bool { _, ok := p.(*OpenAI); return !ok }() {
+		t.Errorf("OPENAI_BASE_URL at a compatible server: %T, want Chat Completions", p)
+	}
+}
