@@ -38,7 +38,7 @@ func TestChatCommand(t *testing.T) {
 		t.Fatalf("chat printed %q, want %q and where to continue", out, want)
 	}
 	id := m[2]
-	if reqs := model.Requests(); reqs[0].Model != "Test Model" || reqs[0].LastUserText() != "add two tasks: draft brief and call Mira" {
+	if reqs := model.Requests(); reqs[0].Model != "Test Model" || !strings.HasSuffix(reqs[0].LastUserText(), "</context>\n\nadd two tasks: draft brief and call Mira") {
 		t.Fatalf("first request: model %q, text %q", reqs[0].Model, reqs[0].LastUserText())
 	}
 

@@ -144,7 +144,8 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 		}
 	}
 	terms := terminal.New(terminal.Options{Home: home, Log: cfg.Log})
-	asst := assistant.New(assistant.Config{Records: rec, Store: st, Writer: w, Needs: nd, Log: cfg.Log, Providers: models.Source{Keys: sec}.Provider})
+	asst := assistant.New(assistant.Config{Records: rec, Store: st, Writer: w, Needs: nd, Log: cfg.Log, Providers: models.Source{Keys: sec}.Provider,
+		Runs: assistant.NewRuns(js, ss)})
 	if err := asst.Resume(ctx); err != nil {
 		cfg.Log.Warn("assistant: held writes not asked again on Needs me", "err", err)
 	}

@@ -43,10 +43,12 @@ func (s *Server) mountAssistant(api func(string, http.HandlerFunc)) {
 	api("POST /api/assistant/conversations/{id}/apply-all", s.applyAll)
 	api("POST /api/assistant/undo", s.undoGroup)
 	api("POST /api/assistant/redo", s.redoGroup)
+	s.mountSkills(api)
 }
 
 // assistantTurn answers one message, streaming the turn as server-sent events: "conversation"
-// {conversationId}, "text" {text} (deltas), "tool" {tool} (a row when it starts and when it ends),
+// {conversationId}, "refs" {refs: [{kind, id, title}]} (the records the turn knows, before any
+// text), "text" {text} (deltas), "tool" {tool} (a row when it starts and when it ends),
 // then "done" {reply} or "error" {error, kind} (kind: "failed", "timeout" or "stopped"). A request
 // refused before the turn starts is answered with a JSON error instead.
 func (s *Server) assistantTurn(w http.ResponseWriter, r *http.Request) {
@@ -108,6 +110,12 @@ func (s *Server) assistantTurn(w http.ResponseWriter, r *http.Request) {
 			write(e.Type, map[string]string{"text": e.Text})
 		case "tool":
 			write(e.Type, map[string]any{"tool": e.Tool})
+		case "refs":
+			refs := e.Refs
+			if refs == nil {
+				refs = []assistant.Ref{}
+			}
+			write(e.Type, map[string]any{"refs": refs})
 		case "done":
 			write(e.Type, map[string]any{"reply": e.Reply})
 		}

@@ -142,6 +142,9 @@ func TestAssistantStopRoute(t *testing.T) {
 		return sseFrame{}
 	}
 	id := next().Data["conversationId"].(string)
+	if f := next(); f.Event != "refs" { // the records the turn knows come before any text
+		t.Fatalf("frame %+v", f)
+	}
 	if f := next(); f.Event != "text" || f.Data["text"] != "Partly ans" {
 		t.Fatalf("frame %+v", f)
 	}
@@ -171,7 +174,7 @@ func TestAssistantSettingsRoutes(t *testing.T) {
 	if code, body := call(t, srv, tok, "GET", "/api/assistant/settings", ""); code != 200 || strings.TrimSpace(body) != def {
 		t.Fatalf("defaults: %d %s", code, body)
 	}
-	const set = `{"provider":"openai","model":"gpt-x","baseUrl":"https://models.example/v1","effort":"high","writePolicy":"preview"}`
+	const set = `{"provider":"openai","model":"gpt-5","baseUrl":"https://models.example/v1","effort":"high","writePolicy":"preview"}`
 	if code, body := call(t, srv, tok, "PUT", "/api/assistant/settings", set); code != 200 || strings.TrimSpace(body) != set {
 		t.Fatalf("put: %d %s", code, body)
 	}
@@ -196,7 +199,7 @@ func TestAssistantSettingsRoutes(t *testing.T) {
 		t.Fatalf("a refused change changed something: %s", body)
 	}
 	// A field left out keeps its value.
-	if _, body := call(t, srv, tok, "PUT", "/api/assistant/settings", `{"writePolicy":"needs-me"}`); !strings.Contains(body, `"model":"gpt-x"`) || !strings.Contains(body, `"writePolicy":"needs-me"`) {
+	if _, body := call(t, srv, tok, "PUT", "/api/assistant/settings", `{"writePolicy":"needs-me"}`); !strings.Contains(body, `"model":"gpt-5"`) || !strings.Contains(body, `"writePolicy":"needs-me"`) {
 		t.Fatalf("partial change: %s", body)
 	}
 }

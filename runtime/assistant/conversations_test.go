@@ -64,9 +64,19 @@ func requestTexts(r enginetest.Request) []string {
 				text = append(text, b.Text)
 			}
 		}
-		out = append(out, m.Role+": "+strings.Join(text, ""))
+		out = append(out, m.Role+": "+withoutContext(strings.Join(text, "")))
 	}
 	return out
+}
+
+// withoutContext is a message sent to the model without the <context> block in front of it.
+func withoutContext(s string) string {
+	if strings.HasPrefix(s, "<context>") {
+		if _, rest, ok := strings.Cut(s, "</context>\n\n"); ok {
+			return rest
+		}
+	}
+	return s
 }
 
 func TestConversationSurvivesRestart(t *testing.T) {
@@ -226,7 +236,7 @@ func TestDeleteStopsAndForgets(t *testing.T) {
 		done <- err
 	}()
 	busy := <-ids
-	if _, err := model.WaitForRequest(ctx, func(r *enginetest.Request) bool { return r.LastUserText() == "wait for it" }); err != nil {
+	if _, err := model.WaitForRequest(ctx, func(r *enginetest.Request) bool { return withoutContext(r.LastUserText()) == "wait for it" }); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{busy, r.ConversationID} {
@@ -300,7 +310,7 @@ func TestSettingsPersistAndFillTurns(t *testing.T) {
 	if _, err := e.svc.Turn(ctx, TurnRequest{Text: "hi"}, nil); err == nil || !strings.Contains(err.Error(), "Choose a model") {
 		t.Fatalf("turn with no model anywhere: %v", err)
 	}
-	m, low := "From Settings", "low"
+	m, low := "claude-sonnet-4-5", "low"
 	if _, err := e.svc.SetSettings(ctx, SettingsChange{Model: &m, Effort: &low}); err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +321,7 @@ func TestSettingsPersistAndFillTurns(t *testing.T) {
 	e.close()
 	e = openRuntime(t, path, model)
 	got, err := e.svc.Settings(ctx)
-	want := Settings{Provider: "anthropic", Model: "From Settings", Effort: "low", WritePolicy: "immediate"}
+	want := Settings{Provider: "anthropic", Model: "claude-sonnet-4-5", Effort: "low", WritePolicy: "immediate"}
 	if err != nil || got != want {
 		t.Fatalf("settings after restart %+v %v, want %+v", got, err, want)
 	}
@@ -326,7 +336,7 @@ func TestSettingsPersistAndFillTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := model.Requests()
-	if reqs[0].Model != "From Settings" || reqs[1].Model != "Asked For" {
+	if reqs[0].Model != "claude-sonnet-4-5" || reqs[1].Model != "Asked For" {
 		t.Fatalf("models %q, %q", reqs[0].Model, reqs[1].Model)
 	}
 }

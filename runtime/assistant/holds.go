@@ -191,8 +191,9 @@ func (s *Service) proposals(ctx context.Context, convID string, ids []string) ([
 	return out, nil
 }
 
-// ApplyError is an Apply that changed nothing, with the receipts that say why: the call that failed
-// and the ones not attempted. Retry resends them all, since none landed.
+// ApplyError is an Apply that failed, with the receipts that say why: the calls that landed before
+// it (only outside writes run after others landed), the call that failed and the ones not
+// attempted. Retry resends only those still waiting or failed.
 type ApplyError struct {
 	Msg   string
 	Tools []ToolRow
@@ -202,9 +203,11 @@ func (e *ApplyError) Error() string { return e.Msg }
 
 // Apply runs held writes: the ids given, or, with none, every write the conversation holds. It
 // checks each again (the tool, its input against the schema, the records as they are now, through
-// the tool's own checks) and runs them all in one transaction with one Undo group, marking each
-// applied in that same transaction, so a second Apply, concurrent or after a crash, never repeats
-// one. If one fails, none lands: it is marked failed with its reason and the rest stay waiting.
+// the tool's own checks) and runs the Hub writes in one transaction with one Undo group, marking
+// each applied in that same transaction, so a second Apply, concurrent or after a crash, never
+// repeats one. If one fails, none of them lands: it is marked failed with its reason and the rest
+// stay waiting. Outside writes (starting an agent run) run afterwards, one at a time, each claiming
+// its proposal in the transaction that makes its change; the first that fails stops the rest.
 func (s *Service) Apply(ctx context.Context, convID string, ids []string) ([]ToolRow, error) {
 	ps, err := s.proposals(ctx, convID, ids)
 	if err != nil {
@@ -221,61 +224,122 @@ func (s *Service) Apply(ctx context.Context, convID string, ids []string) ([]Too
 			return nil, &ConflictError{fmt.Sprintf("%s was discarded.", p.preview)}
 		}
 	}
-	results := make([]Result, len(ps))
-	bad := -1
-	actor := ledger.Actor{Kind: ledger.Assistant, ID: ps[0].conv, Name: "Assistant"}
-	_, err = s.cfg.Records.Batch(ctx, actor, "", func(b *records.Batch) error {
-		tx := b.Tx()
-		var summaries []string
-		for i, p := range ps {
-			res, err := s.applyOne(ctx, b, actor, p)
-			if err != nil {
-				bad = i
-				return err
-			}
-			res.Group = tx.GroupID()
-			receipt, _ := json.Marshal(res)
-			done, err := tx.ExecContext(tx.Context(), `UPDATE assistant_proposals SET status = 'applied', error = '', result = ?, updated_at = ?
-				WHERE id = ? AND status IN ('proposed', 'failed')`, string(receipt), stamp(tx.Now()), p.id)
-			if err != nil {
-				return fmt.Errorf("assistant: mark %s applied: %w", p.id, err)
-			}
-			if n, _ := done.RowsAffected(); n == 0 {
-				bad = i
-				return &ConflictError{fmt.Sprintf("%s was already applied or discarded.", p.preview)}
-			}
-			results[i] = res
-			summaries = append(summaries, strings.TrimSuffix(res.Summary, "."))
+	var inside, outside []int
+	for i, p := range ps {
+		if t := s.cfg.Tools.Get(p.tool); t != nil && t.Outside != nil {
+			outside = append(outside, i)
+		} else {
+			inside = append(inside, i)
 		}
-		tx.Describe("%s.", strings.Join(summaries, "; "))
-		return tx.Emit(KindConversation, ps[0].conv, ConversationChange{ID: ps[0].conv, Change: "message"})
-	})
-	if err != nil {
-		return nil, s.applyFailed(ctx, ps, bad, err)
+	}
+	results := make([]*Result, len(ps)) // set once a write landed
+	if len(inside) > 0 {
+		bad := -1
+		landed := make([]Result, len(ps))
+		_, err = s.cfg.Records.Batch(ctx, s.toolContext(ps[0].conv).Actor, "", func(b *records.Batch) error {
+			tx := b.Tx()
+			var summaries []string
+			for _, i := range inside {
+				p := ps[i]
+				res, err := s.applyOne(ctx, b, p)
+				if err != nil {
+					bad = i
+					return err
+				}
+				res.Group = tx.GroupID()
+				if err := markApplied(tx, p, res); err != nil {
+					bad = i
+					return err
+				}
+				landed[i] = res
+				summaries = append(summaries, strings.TrimSuffix(res.Summary, "."))
+			}
+			tx.Describe("%s.", strings.Join(summaries, "; "))
+			return tx.Emit(KindConversation, ps[0].conv, ConversationChange{ID: ps[0].conv, Change: "message"})
+		})
+		if err != nil {
+			return nil, s.applyFailed(ctx, ps, results, bad, err)
+		}
+		for _, i := range inside {
+			results[i] = &landed[i]
+		}
+	}
+	for _, i := range outside {
+		res, err := s.applyOutside(ctx, ps[i])
+		if err != nil {
+			return nil, s.applyFailed(ctx, ps, results, i, err)
+		}
+		results[i] = &res
 	}
 	rows := make([]ToolRow, len(ps))
 	for i, p := range ps {
-		p.status, p.result = applied, &results[i]
+		p.status, p.result = applied, results[i]
 		rows[i] = p.row()
 	}
 	return rows, nil
 }
 
-// applyOne checks one held write again and makes it inside b.
-func (s *Service) applyOne(ctx context.Context, b *records.Batch, actor ledger.Actor, p proposal) (Result, error) {
-	t := s.cfg.Tools.Get(p.tool)
-	if t == nil || !t.IsWrite {
-		return Result{}, fmt.Errorf("%s can no longer be applied: the tool %s is gone.", p.preview, p.tool)
+// markApplied marks p applied with its receipt inside tx, or says it was applied or discarded
+// meanwhile (a second Apply, which must then change nothing).
+func markApplied(tx *ledger.Tx, p proposal, res Result) error {
+	receipt, _ := json.Marshal(res)
+	done, err := tx.ExecContext(tx.Context(), `UPDATE assistant_proposals SET status = 'applied', error = '', result = ?, updated_at = ?
+		WHERE id = ? AND status IN ('proposed', 'failed')`, string(receipt), stamp(tx.Now()), p.id)
+	if err != nil {
+		return fmt.Errorf("assistant: mark %s applied: %w", p.id, err)
 	}
-	if err := t.Validate(p.input); err != nil {
-		return Result{}, fmt.Errorf("%s can no longer be applied: %v.", p.preview, err)
+	if n, _ := done.RowsAffected(); n == 0 {
+		return &ConflictError{fmt.Sprintf("%s was already applied or discarded.", p.preview)}
 	}
-	tc := &ToolContext{Records: s.cfg.Records, Actor: actor}
-	return t.Write(ctx, tc, b, p.input)
+	return nil
 }
 
-// applyFailed records why an Apply failed and returns the receipts.
-func (s *Service) applyFailed(ctx context.Context, ps []proposal, bad int, cause error) error {
+// heldTool is the tool of a held write, checked again: it still exists and takes the input.
+func (s *Service) heldTool(p proposal) (*Tool, error) {
+	t := s.cfg.Tools.Get(p.tool)
+	if t == nil || !t.IsWrite {
+		return nil, fmt.Errorf("%s can no longer be applied: the tool %s is gone.", p.preview, p.tool)
+	}
+	if err := t.Validate(p.input); err != nil {
+		return nil, fmt.Errorf("%s can no longer be applied: %v.", p.preview, err)
+	}
+	return t, nil
+}
+
+// applyOne checks one held write again and makes it inside b.
+func (s *Service) applyOne(ctx context.Context, b *records.Batch, p proposal) (Result, error) {
+	t, err := s.heldTool(p)
+	if err != nil {
+		return Result{}, err
+	}
+	return t.Write(ctx, s.toolContext(p.conv), b, p.input)
+}
+
+// applyOutside checks one held outside write again and makes it. The tool claims the proposal in
+// the transaction that makes its change (for an assignment, the one that saves the run, before the
+// run is queued), so of two Applies at once exactly one changes anything.
+func (s *Service) applyOutside(ctx context.Context, p proposal) (Result, error) {
+	t, err := s.heldTool(p)
+	if err != nil {
+		return Result{}, err
+	}
+	claimed := false
+	res, err := t.Outside(ctx, s.toolContext(p.conv), p.input, func(tx *ledger.Tx, res Result) error {
+		if err := markApplied(tx, p, res); err != nil {
+			return err
+		}
+		claimed = true
+		return tx.Emit(KindConversation, p.conv, ConversationChange{ID: p.conv, Change: "message"})
+	})
+	if err == nil && !claimed {
+		return Result{}, fmt.Errorf("assistant: %s did not record its Apply", p.tool)
+	}
+	return res, err
+}
+
+// applyFailed records why an Apply failed and returns the receipts: those in landed applied, the
+// one at bad failed, the rest still waiting.
+func (s *Service) applyFailed(ctx context.Context, ps []proposal, landed []*Result, bad int, cause error) error {
 	var ce *ConflictError
 	if errors.As(cause, &ce) || bad < 0 {
 		return cause
@@ -293,14 +357,22 @@ func (s *Service) applyFailed(ctx context.Context, ps []proposal, bad int, cause
 		return errors.Join(cause, err)
 	}
 	rows := make([]ToolRow, len(ps))
+	n := 0
 	for i, p := range ps {
+		if landed[i] != nil {
+			p.status, p.result = applied, landed[i]
+			n++
+		}
 		rows[i] = p.row()
 		if i == bad {
 			rows[i].Status, rows[i].Summary = "error", msg
 		}
 	}
 	sentence := msg
-	if len(ps) > 1 {
+	switch {
+	case n > 0:
+		sentence = fmt.Sprintf("%d of %d changes were applied; then: %s", n, len(ps), msg)
+	case len(ps) > 1:
 		sentence = fmt.Sprintf("Nothing was applied: %s", msg)
 	}
 	return &ApplyError{Msg: sentence, Tools: rows}

@@ -10,13 +10,21 @@ import (
 )
 
 // HubTools returns a registry with the Hub's tools over the person's records: tasks, pages,
-// projects, people, repositories, ranked search, and reading a public web page.
+// projects, people, repositories, ranked search, reading a public web page, and assigning tasks to
+// coding agents (through ToolContext.Runs).
 func HubTools() *Registry {
 	r := NewRegistry()
 	for _, t := range []Tool{listTasksTool(), createTasksTool(), updateTaskTool(), getTaskTool(), deleteTasksTool(),
 		listPagesTool(), readPageTool(), createPageTool(), updatePageTool(), editPageTool(),
 		listProjectsTool(), createProjectTool(), updateProjectTool(), listPeopleTool(), createPersonTool(),
-		listReposTool(), linkRepoTool(), searchWorkTool(), webPageTool(newWebFetcher())} {
+		listReposTool(), linkRepoTool(), searchWorkTool(), webPageTool(newWebFetcher()),
+		assignToAgentTool(), listAgentSessionsTool()} {
+		if err := r.Register(t); err != nil {
+			panic(err)
+		}
+	}
+	// Playbooks and personal skills (playbooks.go, skills.go).
+	for _, t := range []Tool{howToTool(), readSkillTool()} {
 		if err := r.Register(t); err != nil {
 			panic(err)
 		}

@@ -33,8 +33,13 @@ type Tool struct {
 	// AlwaysHold makes a write wait for Apply whatever the write policy (assigning work to an agent,
 	// which spends the person's money and time).
 	AlwaysHold bool
+	// Outside is a write made outside the records transaction (starting an agent run), instead of
+	// Write: Apply runs it after the held Hub writes commit, one at a time. claim marks its held
+	// write applied with the result; the tool must call it inside the transaction that makes its
+	// change, so a second Apply finds the write claimed and changes nothing. It has no Undo.
+	Outside func(ctx context.Context, tc *ToolContext, input json.RawMessage, claim func(tx *ledger.Tx, res Result) error) (Result, error)
 
-	// IsWrite is set by Register: the tool has a Write.
+	// IsWrite is set by Register: the tool has a Write or an Outside.
 	IsWrite  bool
 	resolved *jsonschema.Resolved
 }
@@ -44,6 +49,10 @@ type ToolContext struct {
 	Records *records.Service
 	// Actor is who the ledger records the write as: the assistant, with the conversation id.
 	Actor ledger.Actor
+	// Runs assigns tasks to coding agents and lists their sessions; nil where no agents run.
+	Runs Runs
+	// Skills reads the person's personal skills for hub_read_skill; nil where there are none.
+	Skills SkillReader
 }
 
 // Result is what a tool returns: a summary a person reads (titles and counts, never ids), data for
@@ -74,13 +83,19 @@ func NewRegistry() *Registry { return &Registry{tools: map[string]*Tool{}} }
 // Register adds t, compiling its schema. A second tool of the same name, or a schema that does not
 // compile, is an error.
 func (r *Registry) Register(t Tool) error {
-	if t.Name == "" || (t.Run == nil) == (t.Write == nil) {
-		return fmt.Errorf("assistant: a tool needs a name and one of a run or a write func")
+	funcs := 0
+	for _, set := range []bool{t.Run != nil, t.Write != nil, t.Outside != nil} {
+		if set {
+			funcs++
+		}
 	}
-	if t.Write != nil && t.Preview == nil {
+	if t.Name == "" || funcs != 1 {
+		return fmt.Errorf("assistant: a tool needs a name and one of a run, a write or an outside func")
+	}
+	t.IsWrite = t.Run == nil
+	if t.IsWrite && t.Preview == nil {
 		return fmt.Errorf("assistant: write tool %s needs a preview", t.Name)
 	}
-	t.IsWrite = t.Write != nil
 	if _, dup := r.tools[t.Name]; dup {
 		return fmt.Errorf("assistant: tool %s registered twice", t.Name)
 	}
@@ -124,7 +139,10 @@ func (r *Registry) Describe(names []string) []models.Tool {
 // Call runs the tool: a read as it is, a write as its own transaction and Undo group, described by
 // its result's summary.
 func (t *Tool) Call(ctx context.Context, tc *ToolContext, input json.RawMessage) (Result, error) {
-	if t.Write == nil {
+	switch {
+	case t.Outside != nil:
+		return t.Outside(ctx, tc, input, func(*ledger.Tx, Result) error { return nil }) // no held write to claim
+	case t.Write == nil:
 		return t.Run(ctx, tc, input)
 	}
 	var res Result

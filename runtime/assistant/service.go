@@ -47,6 +47,9 @@ type Config struct {
 	// Needs is where a write held under the needs-me policy waits; without it such a write waits
 	// for Apply in the chat only.
 	Needs *needs.Service
+	// Runs is where hub_assign_to_agent and hub_list_agent_sessions reach the agents' runs; nil,
+	// they say no agents run here.
+	Runs Runs
 	// Log is for what no person waits to hear; slog.Default() when nil.
 	Log *slog.Logger
 }
@@ -96,6 +99,8 @@ type TurnRequest struct {
 	Model          string `json:"model"`
 	BaseURL        string `json:"baseUrl,omitempty"`
 	Effort         string `json:"effort,omitempty"`
+	// Path is the open screen's path ("/tasks"); routing playbooks counts it as a tie-break.
+	Path string `json:"path,omitempty"`
 }
 
 // ToolRow is one tool call of a turn as a person sees it.
@@ -128,8 +133,9 @@ type Reply struct {
 	Usage          models.Usage `json:"usage"`
 }
 
-// Event is one piece of a turn as it happens: "conversation" (its id), "text" (a delta), "tool" (a
-// tool row, when it starts and when it ends) and "done" (the reply). A failed turn ends with the
+// Event is one piece of a turn as it happens: "conversation" (its id), "refs" (the records the
+// turn knows, before any text), "text" (a delta), "tool" (a tool row, when it starts and when it
+// ends) and "done" (the reply). A failed turn ends with the
 // error Turn returns instead of "done".
 type Event struct {
 	Type           string   `json:"type"`
@@ -137,6 +143,9 @@ type Event struct {
 	Text           string   `json:"text,omitempty"`
 	Tool           *ToolRow `json:"tool,omitempty"`
 	Reply          *Reply   `json:"reply,omitempty"`
+	// Refs ("refs", before any text) are the records the turn knows, so a client shows titles
+	// for their ids (spec 000 §4.1).
+	Refs []Ref `json:"refs,omitempty"`
 }
 
 // InputError is a request the person must correct.
@@ -168,6 +177,9 @@ func (s *Service) Turn(ctx context.Context, req TurnRequest, emit func(Event)) (
 	req = settings.fill(req)
 	if req.Model == "" {
 		return Reply{}, &InputError{"Choose a model: name one with the message, or set one in the assistant's settings."}
+	}
+	if err := models.CheckEffort(req.Provider, req.Model, req.Effort); err != nil {
+		return Reply{}, &InputError{err.Error()} // before anything is spent
 	}
 	provider, err := s.cfg.Providers(req.Provider, req.BaseURL)
 	if err != nil {
@@ -250,6 +262,13 @@ Today is %s.
 
 const nudge = "You said you would do that, but you made no tool call. Make the call now, or answer without promising to."
 
+// toolContext is what the conversation's tools run with, in a turn or on Apply: the ledger
+// records their writes as the assistant's, with the conversation's id.
+func (s *Service) toolContext(convID string) *ToolContext {
+	return &ToolContext{Records: s.cfg.Records, Runs: s.cfg.Runs, Skills: s,
+		Actor: ledger.Actor{Kind: ledger.Assistant, ID: convID, Name: "Assistant"}}
+}
+
 // writeModeNote tells the model what its writes do under the policy, so it words its reply right.
 func writeModeNote(policy string) string {
 	switch policy {
@@ -263,22 +282,25 @@ func writeModeNote(policy string) string {
 
 func (s *Service) run(ctx context.Context, provider models.Provider, convID string, req TurnRequest, policy string, history []models.Message, emit func(Event)) (Reply, error) {
 	reply := Reply{ConversationID: convID, Tools: []ToolRow{}}
-	offered := s.cfg.Tools.Names()
+	offered := s.cfg.Tools.Names() // what may run; prep.shown is what the model is shown
+	prep := s.prepare(ctx, convID, req)
+	emit(Event{Type: "refs", Refs: prep.known()})
 	text := req.Text
 	if note := s.heldNote(ctx, convID); note != "" {
 		text = note + "\n\n" + text
 	}
+	text = prep.context + text
 	msgs := append(history, models.Message{Role: "user", Text: text})
-	tc := &ToolContext{Records: s.cfg.Records, Actor: ledger.Actor{Kind: ledger.Assistant, ID: convID, Name: "Assistant"}}
+	tc := s.toolContext(convID)
 	streamed := ""
 	nudged := false
 	for step := 0; step < MaxSteps; step++ {
 		last := step == MaxSteps-1
 		mreq := models.Request{
 			Model:    req.Model,
-			System:   fmt.Sprintf(instructions, s.cfg.Now().Format("Monday 2 January 2006"), writeModeNote(policy)),
+			System:   fmt.Sprintf(instructions, s.cfg.Now().Format("Monday 2 January 2006"), writeModeNote(policy)) + prep.instructions,
 			Messages: msgs,
-			Tools:    s.cfg.Tools.Describe(offered),
+			Tools:    prep.tools(s.cfg.Tools),
 			ToolsOff: last,
 			Effort:   req.Effort,
 		}
@@ -310,13 +332,14 @@ func (s *Service) run(ctx context.Context, provider models.Provider, convID stri
 				reply.Text = streamed
 				return reply, errors.New("The model ended without an answer. Ask again.")
 			}
-			reply.Text = text
+			reply.Text = prep.reply(text)
 			return reply, nil
 		}
 		msgs = append(msgs, models.Message{Role: "assistant", Text: resp.Text, ToolCalls: calls})
 		results := make([]models.ToolResult, 0, len(calls))
 		for _, c := range calls {
 			row, content, isErr := s.call(ctx, tc, convID, offered, policy, c, emit)
+			prep.called(s.cfg.Tools, row, c, isErr)
 			reply.Tools = append(reply.Tools, row)
 			results = append(results, models.ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: isErr})
 		}
@@ -359,7 +382,7 @@ func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offe
 	if err != nil {
 		return fail(err.Error())
 	}
-	row.Status, row.Summary, row.Refs, row.Group = "done", res.Summary, res.Refs, res.Group
+	row.Status, row.Summary, row.Refs, row.Group = "done", res.Summary, resultRefs(t, res), res.Group
 	emit(Event{Type: "tool", Tool: &row})
 	content := res.Summary
 	if res.Data != nil {

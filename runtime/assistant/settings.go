@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/models"
 )
 
 // Settings are the assistant's own settings. A turn that names no provider, model, base URL or
@@ -79,6 +80,12 @@ func (c SettingsChange) apply(st Settings) (Settings, error) {
 	if strings.IndexFunc(st.Effort, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' }) >= 0 || len(st.Effort) > 20 {
 		return st, &InputError{fmt.Sprintf("Effort %q is not a level such as low, medium or high.", st.Effort)}
 	}
+	if st.Model != "" && st.Effort != "" {
+		// The effort is the model's: one it does not take would be refused at every turn.
+		if err := models.CheckEffort(st.Provider, st.Model, st.Effort); err != nil {
+			return st, &InputError{err.Error()}
+		}
+	}
 	if st.BaseURL != "" {
 		// The person's own setting may point anywhere (a hosted compatible server); only a turn's
 		// request is held to this computer.
@@ -91,7 +98,8 @@ func (c SettingsChange) apply(st Settings) (Settings, error) {
 }
 
 // fill gives req what it leaves empty from st. The model and base URL belong to the provider they
-// were set for, so they fill only a request for that provider.
+// were set for, so they fill only a request for that provider; the effort belongs to the model it
+// was set for (or to any, when the settings name none), since another model may not take it.
 func (st Settings) fill(req TurnRequest) TurnRequest {
 	if req.Provider == "" {
 		req.Provider = st.Provider
@@ -103,9 +111,9 @@ func (st Settings) fill(req TurnRequest) TurnRequest {
 		if req.BaseURL == "" {
 			req.BaseURL = st.BaseURL
 		}
-	}
-	if req.Effort == "" {
-		req.Effort = st.Effort
+		if req.Effort == "" && (st.Model == "" || req.Model == st.Model) {
+			req.Effort = st.Effort
+		}
 	}
 	return req
 }

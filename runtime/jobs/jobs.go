@@ -118,6 +118,10 @@ type AssignRequest struct {
 	NewSession bool `json:"newSession,omitempty"`
 	// Actor is who assigns (the person, the assistant, a node); it creates the task when there is one to create.
 	Actor ledger.Actor `json:"-"`
+	// Within runs inside the transaction that saves the run, so a caller's own record of the
+	// assignment (the assistant marking a held write applied) lands with the run or not at all;
+	// its error saves nothing and starts nothing.
+	Within func(t *ledger.Tx, j Job) error `json:"-"`
 }
 
 // InvalidError is a request a person must correct; its text is the sentence to show.
@@ -385,20 +389,8 @@ func (s *Service) Assign(ctx context.Context, req AssignRequest) (Job, error) {
 			return Job{}, err
 		}
 	}
-	if _, ok := s.opts.Drivers[req.Agent]; !ok {
-		names := s.Agents()
-		switch {
-		case len(names) == 0:
-			return Job{}, invalid("There is no agent %q: no agents are set up in this Ensemble yet.", req.Agent)
-		case req.Agent == "":
-			return Job{}, invalid("Name the agent to run: %s.", strings.Join(names, ", "))
-		}
-		return Job{}, invalid("There is no agent %q; the agents are %s.", req.Agent, strings.Join(names, ", "))
-	}
-	if s.opts.Ready != nil {
-		if err := s.opts.Ready(ctx, req.Agent); err != nil {
-			return Job{}, invalid("%s", sentence(err))
-		}
+	if err := s.CheckAgent(ctx, req.Agent); err != nil {
+		return Job{}, err
 	}
 	req.Title, req.TaskID, req.Brief = strings.TrimSpace(req.Title), strings.TrimSpace(req.TaskID), strings.TrimSpace(req.Brief)
 	switch {
@@ -443,7 +435,12 @@ func (s *Service) Assign(ctx context.Context, req AssignRequest) (Job, error) {
 			}
 		}
 		if choice.Save != nil {
-			return choice.Save(t, job.ID, job.TaskID)
+			if err := choice.Save(t, job.ID, job.TaskID); err != nil {
+				return err
+			}
+		}
+		if req.Within != nil {
+			return req.Within(t, job)
 		}
 		return nil
 	}
@@ -488,6 +485,27 @@ func (s *Service) Assign(ctx context.Context, req AssignRequest) (Job, error) {
 	}
 	s.mu.Unlock()
 	return s.Get(ctx, job.ID)
+}
+
+// CheckAgent says, as an *InvalidError, why agent cannot run now: there is no such agent, or it is
+// not installed or signed in (the sentence names the command to sign in); nil when it can.
+func (s *Service) CheckAgent(ctx context.Context, agent string) error {
+	if _, ok := s.opts.Drivers[agent]; !ok {
+		names := s.Agents()
+		switch {
+		case len(names) == 0:
+			return invalid("There is no agent %q: no agents are set up in this Ensemble yet.", agent)
+		case agent == "":
+			return invalid("Name the agent to run: %s.", strings.Join(names, ", "))
+		}
+		return invalid("There is no agent %q; the agents are %s.", agent, strings.Join(names, ", "))
+	}
+	if s.opts.Ready != nil {
+		if err := s.opts.Ready(ctx, agent); err != nil {
+			return invalid("%s", sentence(err))
+		}
+	}
+	return nil
 }
 
 // titleOf makes a task's title from what to do: its first line, cut to 120 characters; the whole

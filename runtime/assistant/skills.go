@@ -1,0 +1,207 @@
+package assistant
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ensemblework/ensemble/runtime/ledger"
+)
+
+// KindSkill is the event published when a personal skill is saved or deleted. Its data is a
+// [SkillChange]; it carries no text.
+const KindSkill = "assistant.skill"
+
+// SkillChange is the data of a [KindSkill] event.
+type SkillChange struct {
+	Name   string `json:"name"`
+	Change string `json:"change"` // "saved" or "deleted"
+}
+
+// Skill is one of the person's personal skills: instructions they saved for the assistant. The
+// instructions name it by name and title; the model reads its body with hub_read_skill.
+type Skill struct {
+	Name      string    `json:"name"`
+	Title     string    `json:"title"`
+	Body      string    `json:"body"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// SkillInput is a skill to save under a name.
+type SkillInput struct {
+	Title string `json:"title"`
+	Body  string `json:"body"`
+}
+
+// Skill limits.
+const (
+	maxSkillTitle = 120
+	maxSkillBody  = 20000
+	// MaxNamedSkills is the most skills the instructions name; the rest stay saved but unnamed.
+	MaxNamedSkills = 20
+)
+
+var skillNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,47}$`)
+
+// SkillNotFoundError is a skill name that is not saved.
+type SkillNotFoundError struct{ Name string }
+
+func (e *SkillNotFoundError) Error() string {
+	return fmt.Sprintf("There is no personal skill named %q.", e.Name)
+}
+
+// SkillReader reads one personal skill; *Service is one.
+type SkillReader interface {
+	Skill(ctx context.Context, name string) (Skill, error)
+}
+
+func checkSkillName(name string) error {
+	if !skillNameRe.MatchString(name) {
+		return &InputError{"A skill's name is 1 to 48 lowercase letters, digits and dashes, starting with a letter or digit (such as weekly-review)."}
+	}
+	return nil
+}
+
+// Skills lists the saved skills by name, without their bodies.
+func (s *Service) Skills(ctx context.Context) ([]Skill, error) {
+	return s.skills(ctx, 0)
+}
+
+func (s *Service) skills(ctx context.Context, limit int) ([]Skill, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := s.cfg.Store.Reader().QueryContext(ctx, "SELECT name, title, updated_at FROM skills ORDER BY name LIMIT ?", limit)
+	if err != nil {
+		return nil, fmt.Errorf("assistant: list skills: %w", err)
+	}
+	defer rows.Close()
+	out := []Skill{}
+	for rows.Next() {
+		var (
+			sk Skill
+			at string
+		)
+		if err := rows.Scan(&sk.Name, &sk.Title, &at); err != nil {
+			return nil, fmt.Errorf("assistant: list skills: %w", err)
+		}
+		sk.UpdatedAt = parseStamp(at)
+		out = append(out, sk)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("assistant: list skills: %w", err)
+	}
+	return out, nil
+}
+
+// Skill returns one saved skill with its body, or a [*SkillNotFoundError].
+func (s *Service) Skill(ctx context.Context, name string) (Skill, error) {
+	name = strings.ToLower(strings.TrimSpace(name))
+	sk := Skill{Name: name}
+	var at string
+	err := s.cfg.Store.Reader().QueryRowContext(ctx, "SELECT title, body, updated_at FROM skills WHERE name = ?", name).
+		Scan(&sk.Title, &sk.Body, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Skill{}, &SkillNotFoundError{Name: name}
+	}
+	if err != nil {
+		return Skill{}, fmt.Errorf("assistant: read skill %s: %w", name, err)
+	}
+	sk.UpdatedAt = parseStamp(at)
+	return sk, nil
+}
+
+// PutSkill saves a skill under name, replacing one saved there. Input that is not valid is an
+// [*InputError] and saves nothing.
+func (s *Service) PutSkill(ctx context.Context, name string, in SkillInput) (Skill, error) {
+	if err := checkSkillName(name); err != nil {
+		return Skill{}, err
+	}
+	title, body := strings.Join(strings.Fields(in.Title), " "), strings.TrimSpace(in.Body)
+	switch {
+	case title == "":
+		return Skill{}, &InputError{"Give the skill a title: a few words saying when it applies."}
+	case utf8.RuneCountInString(title) > maxSkillTitle:
+		return Skill{}, &InputError{fmt.Sprintf("A skill's title is at most %d characters.", maxSkillTitle)}
+	case body == "":
+		return Skill{}, &InputError{"Write the skill's instructions in its body."}
+	case utf8.RuneCountInString(body) > maxSkillBody:
+		return Skill{}, &InputError{fmt.Sprintf("A skill's body is at most %d characters; split it into two skills.", maxSkillBody)}
+	}
+	sk := Skill{Name: name, Title: title, Body: body}
+	err := s.cfg.Writer.Exec(ctx, func(t *ledger.Tx) error {
+		now := t.Now()
+		sk.UpdatedAt = parseStamp(stamp(now))
+		if _, err := t.ExecContext(t.Context(), `INSERT INTO skills (name, title, body, updated_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (name) DO UPDATE SET title = excluded.title, body = excluded.body, updated_at = excluded.updated_at`,
+			name, title, body, stamp(now)); err != nil {
+			return fmt.Errorf("assistant: save skill %s: %w", name, err)
+		}
+		return t.Emit(KindSkill, name, SkillChange{Name: name, Change: "saved"})
+	})
+	if err != nil {
+		return Skill{}, err
+	}
+	return sk, nil
+}
+
+// DeleteSkill deletes a saved skill, or answers a [*SkillNotFoundError].
+func (s *Service) DeleteSkill(ctx context.Context, name string) error {
+	if err := checkSkillName(name); err != nil {
+		return err
+	}
+	return s.cfg.Writer.Exec(ctx, func(t *ledger.Tx) error {
+		res, err := t.ExecContext(t.Context(), "DELETE FROM skills WHERE name = ?", name)
+		if err != nil {
+			return fmt.Errorf("assistant: delete skill %s: %w", name, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return &SkillNotFoundError{Name: name}
+		}
+		return t.Emit(KindSkill, name, SkillChange{Name: name, Change: "deleted"})
+	})
+}
+
+// skillsBlock is the instructions' paragraph naming the saved skills (at most MaxNamedSkills), or
+// "" when there are none.
+func skillsBlock(sks []Skill) string {
+	if len(sks) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("The person's personal skills (instructions they saved; read one with hub_read_skill when it applies to the request, and follow it):")
+	for _, sk := range sks[:min(len(sks), MaxNamedSkills)] {
+		fmt.Fprintf(&b, "\n- %s: %s", sk.Name, sk.Title)
+	}
+	return b.String()
+}
+
+func readSkillTool() Tool {
+	return Tool{
+		Name:        "hub_read_skill",
+		Description: "Read one of the person's personal skills (their saved instructions, named in the instructions) by its name.",
+		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["name"],"properties":{
+			"name":{"type":"string","minLength":1,"description":"the skill's name"}}}`),
+		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
+			var in struct{ Name string }
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return Result{}, err
+			}
+			if tc.Skills == nil {
+				return Result{}, errors.New("Personal skills cannot be read in this turn.")
+			}
+			sk, err := tc.Skills.Skill(ctx, in.Name)
+			if err != nil {
+				return Result{}, err
+			}
+			return Result{Summary: fmt.Sprintf("Read the skill %s.", quoted(sk.Title)),
+				Data: map[string]any{"name": sk.Name, "title": sk.Title, "instructions": sk.Body}}, nil
+		},
+	}
+}

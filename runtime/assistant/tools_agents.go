@@ -1,0 +1,266 @@
+package assistant
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ensemblework/ensemble/runtime/jobs"
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/sessions"
+)
+
+// errNoRuns is what the agent tools say where no agents run (a runtime without runs).
+var errNoRuns = errors.New("No coding agents run in this Ensemble, so work cannot be assigned or listed here.")
+
+// assignInput is hub_assign_to_agent's input.
+type assignInput struct {
+	TaskID        string `json:"taskId"`
+	Agent         string `json:"agent"`
+	Folder        string `json:"folder"`
+	RepoURL       string `json:"repoUrl"`
+	Model         string `json:"model"`
+	ContinueRunID string `json:"continueRunId"`
+	SessionID     string `json:"sessionId"`
+}
+
+// assignment is an assignment checked against the records, the agents and the folders as they
+// are now: what Preview describes and what Apply sends.
+type assignment struct {
+	title string
+	req   jobs.AssignRequest
+	where string // the folder as a person reads it, "" for the one the run gets
+}
+
+// planAssign checks an assignment. It runs at preview and again at Apply, so an agent signed out
+// or a folder removed in between refuses the Apply with the same sentence.
+func planAssign(ctx context.Context, tc *ToolContext, raw json.RawMessage) (assignment, error) {
+	if tc.Runs == nil {
+		return assignment{}, errNoRuns
+	}
+	var in assignInput
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return assignment{}, err
+	}
+	task, err := tc.Records.Tasks().Get(ctx, bareID(in.TaskID, "task"))
+	if err == nil && task.DeletedAt != nil {
+		err = fmt.Errorf("There is no task with that id (it is in Trash); call hub_list_tasks to find it.")
+	}
+	if err != nil {
+		return assignment{}, missing(err, "task", "hub_list_tasks")
+	}
+	a := assignment{title: task.Title, req: jobs.AssignRequest{TaskID: task.ID, Agent: strings.TrimSpace(in.Agent),
+		RepoURL: strings.TrimSpace(in.RepoURL), Continue: strings.TrimSpace(in.ContinueRunID), Actor: tc.Actor}}
+	if in.Model != "" {
+		a.req.Settings.Model = &in.Model
+	}
+	if in.SessionID != "" {
+		ss, err := tc.Runs.Session(ctx, strings.TrimSpace(in.SessionID))
+		if err != nil {
+			return assignment{}, fmt.Errorf("There is no agent session with that id; call hub_list_agent_sessions to find it.")
+		}
+		if !ss.Resumable {
+			return assignment{}, fmt.Errorf("That %s session cannot be continued; assign without a session to start a new one.", agentTitle(ss.Agent))
+		}
+		a.req.Continue = ss.LastRun
+	}
+	if a.req.Continue != "" {
+		earlier, err := tc.Runs.Run(ctx, a.req.Continue)
+		if err != nil {
+			return assignment{}, fmt.Errorf("There is no run with that id to continue; call hub_list_agent_sessions to find the session.")
+		}
+		if a.req.Agent == "" {
+			a.req.Agent = earlier.Agent
+		}
+		if in.Folder == "" && a.req.RepoURL == "" {
+			a.where = earlier.WorkDir
+		}
+	}
+	if err := tc.Runs.CheckAgent(ctx, a.req.Agent); err != nil {
+		return assignment{}, err
+	}
+	if in.Folder != "" && a.req.RepoURL != "" {
+		return assignment{}, fmt.Errorf("Give either a folder or a repository URL, not both.")
+	}
+	if in.Folder != "" {
+		dir, err := checkFolder(in.Folder)
+		if err != nil {
+			return assignment{}, err
+		}
+		a.req.Folder, a.where = dir, dir
+	}
+	return a, nil
+}
+
+// checkFolder turns a folder the person named (~ for their home) into an absolute path, and says
+// in a sentence when it is not a folder on this computer.
+func checkFolder(name string) (string, error) {
+	dir := strings.TrimSpace(name)
+	if home, err := os.UserHomeDir(); err == nil && (dir == "~" || strings.HasPrefix(dir, "~/")) {
+		dir = filepath.Join(home, strings.TrimPrefix(dir, "~"))
+	}
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("The folder %q must be an absolute path (or start with ~/).", name)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("The folder %s does not exist on this computer.", name)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a folder.", name)
+	}
+	return filepath.Clean(dir), nil
+}
+
+// homeShort writes a path under the person's home as ~/….
+func homeShort(dir string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return dir
+	}
+	if rel, err := filepath.Rel(home, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		if rel == "." {
+			return "~"
+		}
+		return "~/" + filepath.ToSlash(rel)
+	}
+	return dir
+}
+
+// agentTitle is an agent's name as a person reads it: "codex" is Codex.
+func agentTitle(agent string) string {
+	if agent == "" {
+		return "the agent"
+	}
+	return strings.ToUpper(agent[:1]) + agent[1:]
+}
+
+func (a assignment) preview() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Assign “%s” to %s", a.title, agentTitle(a.req.Agent))
+	switch {
+	case a.req.RepoURL != "":
+		fmt.Fprintf(&b, " in a clone of %s", a.req.RepoURL)
+	case a.where != "":
+		fmt.Fprintf(&b, " in %s", homeShort(a.where))
+	}
+	if a.req.Continue != "" {
+		b.WriteString(", continuing its earlier session")
+	}
+	if m := a.req.Settings.Model; m != nil {
+		fmt.Fprintf(&b, " (model %s)", *m)
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+func assignToAgentTool() Tool {
+	return Tool{
+		Name: "hub_assign_to_agent",
+		Description: "Assign a task to a coding agent on this computer: it starts a run of the agent on the task. " +
+			"Always waits for the person's Apply. Name the agent (as hub_list_agent_sessions shows them, e.g. claude, codex) and the folder to work in " +
+			"(an absolute path or ~/…; without one the run gets the task's project folder or a fresh one). " +
+			"To go on in an earlier agent session, pass its sessionId from hub_list_agent_sessions.",
+		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["taskId"],"properties":{
+			"taskId":{"type":"string","minLength":1},
+			"agent":{"type":"string","description":"claude, codex, …"},
+			"folder":{"type":"string","description":"absolute path or ~/…"},
+			"repoUrl":{"type":"string","description":"a repository to clone as the run's folder, instead of a folder"},
+			"model":{"type":"string","description":"the agent's model; its default when left out"},
+			"continueRunId":{"type":"string","description":"an earlier run whose agent session this run continues"},
+			"sessionId":{"type":"string","description":"an agent session (from hub_list_agent_sessions) to continue"}}}`),
+		AlwaysHold: true,
+		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
+			a, err := planAssign(ctx, tc, raw)
+			if err != nil {
+				return "", err
+			}
+			return a.preview(), nil
+		},
+		Outside: func(ctx context.Context, tc *ToolContext, raw json.RawMessage, claim func(*ledger.Tx, Result) error) (Result, error) {
+			a, err := planAssign(ctx, tc, raw)
+			if err != nil {
+				return Result{}, err
+			}
+			var res Result
+			a.req.Within = func(tx *ledger.Tx, j jobs.Job) error {
+				res = Result{
+					Summary: fmt.Sprintf("Assigned “%s” to %s; the run is queued.", a.title, agentTitle(j.Agent)),
+					Data:    map[string]any{"taskId": j.TaskID, "runId": j.ID, "status": j.Status, "workDir": j.WorkDir},
+					Refs:    []Ref{{Kind: "task", ID: j.TaskID, Title: a.title}, {Kind: "run", ID: j.ID, Title: a.title}},
+				}
+				return claim(tx, res)
+			}
+			if _, err := tc.Runs.Assign(ctx, a.req); err != nil {
+				return Result{}, err
+			}
+			return res, nil
+		},
+	}
+}
+
+// sessionRow is one agent session as hub_list_agent_sessions returns it.
+type sessionRow struct {
+	ID         string `json:"id"`
+	Agent      string `json:"agent"`
+	Folder     string `json:"folder"`
+	Task       string `json:"task"` // the latest task's title
+	TaskID     string `json:"taskId"`
+	LastRun    string `json:"lastRun"`
+	Status     string `json:"status"`
+	Summary    string `json:"summary,omitempty"` // how the latest run ended, in one line
+	Resumable  bool   `json:"resumable"`
+	LastActive string `json:"lastActive"`
+}
+
+func listAgentSessionsTool() Tool {
+	return Tool{
+		Name:        "hub_list_agent_sessions",
+		Description: "List the person's coding-agent sessions, newest first: agent, folder, latest task, last run, status and how it ended. Narrow by agent, task or words. Pass a session's id to hub_assign_to_agent as sessionId to continue it.",
+		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
+			"agent":{"type":"string"},
+			"taskId":{"type":"string"},
+			"query":{"type":"string","description":"words in its tasks, summary or folder"},
+			"offset":{"type":"integer","minimum":0}}}`),
+		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
+			if tc.Runs == nil {
+				return Result{}, errNoRuns
+			}
+			var in struct {
+				Agent, TaskID, Query string
+				Offset               int
+			}
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return Result{}, err
+			}
+			list, err := tc.Runs.Sessions(ctx, sessions.Filter{TaskID: bareID(in.TaskID, "task"), Q: in.Query, Limit: 200})
+			if err != nil {
+				return Result{}, err
+			}
+			all := make([]sessionRow, 0, len(list))
+			for _, ss := range list {
+				if in.Agent != "" && !strings.EqualFold(ss.Agent, strings.TrimSpace(in.Agent)) {
+					continue
+				}
+				all = append(all, sessionRow{ID: ss.ID, Agent: ss.Agent, Folder: ss.Folder, Task: ss.LatestTask.Title,
+					TaskID: ss.LatestTask.ID, LastRun: ss.LastRun, Status: string(ss.Status), Summary: ss.Summary,
+					Resumable: ss.Resumable, LastActive: ss.LastActive.UTC().Format(time.RFC3339)})
+			}
+			rows, note := fitList(all, in.Offset, "hub_list_agent_sessions", "sessions")
+			if len(all) == 0 {
+				return Result{Summary: "No agent sessions found.", Data: listData("sessions", rows, 0, note)}, nil
+			}
+			var titles []string
+			for _, r := range rows {
+				titles = append(titles, fmt.Sprintf("%s on “%s”", agentTitle(r.Agent), r.Task))
+			}
+			return Result{Summary: fmt.Sprintf("Found %s: %s.", plural(len(all), "agent session"), strings.Join(titles, ", ")),
+				Data: listData("sessions", rows, len(all), note)}, nil
+		},
+	}
+}

@@ -1,0 +1,236 @@
+package assistant
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/enginetest"
+	"github.com/ensemblework/ensemble/runtime/events"
+	"github.com/ensemblework/ensemble/runtime/jobs"
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/sessions"
+	"github.com/ensemblework/ensemble/runtime/store"
+)
+
+// standIn is a stand-in coding agent: each start is counted and ends at once with a summary, so
+// no real CLI runs.
+type standIn struct{ starts atomic.Int32 }
+
+func (*standIn) Name() string { return "stand-in" }
+
+func (d *standIn) Start(ctx context.Context, spec engines.Spec, h engines.Host) (engines.Run, error) {
+	d.starts.Add(1)
+	h.Event(engines.Event{At: time.Now(), Kind: engines.EventStarted, Session: "s1", Model: "stand-in-1"})
+	h.Event(engines.Event{At: time.Now(), Kind: engines.EventMessage, Text: "Fixed it."})
+	return doneRun{}, nil
+}
+
+type doneRun struct{}
+
+func (doneRun) Wait() (engines.Result, error) {
+	return engines.Result{SessionID: "s1", Summary: "Fixed the login page."}, nil
+}
+func (doneRun) Stop(context.Context) error { return nil }
+
+// agentFixture is a fixture whose assistant reaches real runs (jobs and sessions) of a stand-in
+// agent; "codex" is set up but not signed in.
+type agentFixture struct {
+	*fixture
+	agent *standIn
+	runs  Runs
+	js    *jobs.Service
+}
+
+func newAgentFixture(t *testing.T) *agentFixture {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "ensemble.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus := events.NewBus()
+	t.Cleanup(func() { bus.Close(); st.Close() })
+	w := ledger.New(st, bus)
+	rec := records.New(st, w)
+	agent := &standIn{}
+	ss := sessions.New(sessions.Options{Store: st, Writer: w})
+	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, DataDir: t.TempDir(), Sessions: ss,
+		Drivers: map[string]engines.Driver{"stand-in": agent, "codex": agent},
+		Ready: func(_ context.Context, name string) error {
+			if name == "codex" {
+				return errors.New("Codex is not signed in; run `codex login` in a terminal")
+			}
+			return nil
+		}})
+	if err := js.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { js.Close() })
+	runs := NewRuns(js, ss)
+	srv := enginetest.NewServer(t)
+	svc := New(Config{Records: rec, Store: st, Writer: w, Runs: runs, Timeout: time.Minute,
+		Providers: func(p, base string) (models.Provider, error) {
+			return models.NewAnthropic("test", srv.URL, time.Minute), nil
+		}})
+	t.Cleanup(func() { svc.Close(context.Background()) })
+	return &agentFixture{fixture: &fixture{st: st, rec: rec, svc: svc, srv: srv}, agent: agent, runs: runs, js: js}
+}
+
+func (f *agentFixture) task(t *testing.T, title string) string {
+	t.Helper()
+	task, err := f.rec.Tasks().Create(context.Background(), byPerson, records.TaskInput{Title: records.Some(title)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task.ID
+}
+
+// TestAssignWaitsForApplyAndStartsOneRun: under the immediate policy an assignment still waits
+// for Apply; two Applies at once start exactly one run, and its session is then listed.
+func TestAssignWaitsForApplyAndStartsOneRun(t *testing.T) {
+	ctx := context.Background()
+	f := newAgentFixture(t)
+	f.policy(t, Immediate)
+	taskID := f.task(t, "Fix login")
+	folder := t.TempDir()
+	f.srv.Script(
+		enginetest.ToolCall("hub_assign_to_agent", map[string]any{"taskId": taskID, "agent": "stand-in", "folder": folder, "model": "m1"}),
+		enginetest.Say("I proposed the assignment; apply it to start the run."),
+	)
+	r, _, err := f.turn(t, "anthropic", "have the agent fix login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := r.Tools[0]
+	want := "Assign “Fix login” to Stand-in in " + homeShort(folder) + " (model m1)."
+	if row.Status != "proposed" || row.ProposalID == "" || row.Preview != want {
+		t.Fatalf("row %+v, want preview %q", row, want)
+	}
+	if n := f.count(t, "SELECT count(*) FROM jobs"); n != 0 {
+		t.Fatalf("%d runs before Apply", n)
+	}
+
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	rows := make([][]ToolRow, 2)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rows[i], errs[i] = f.svc.Apply(ctx, r.ConversationID, []string{row.ProposalID})
+		}()
+	}
+	wg.Wait()
+	var ok int
+	for i, err := range errs {
+		var cf *ConflictError
+		switch {
+		case err == nil:
+			ok++
+			got := rows[i][0]
+			if got.Status != "done" || len(got.Refs) != 2 || got.Refs[0].ID != taskID || got.Refs[1].Kind != "run" {
+				t.Errorf("receipt %+v", got)
+			}
+		case !errors.As(err, &cf):
+			t.Errorf("apply: %v", err)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d Applies succeeded, want 1 (errs %v)", ok, errs)
+	}
+	if n := f.count(t, "SELECT count(*) FROM jobs"); n != 1 {
+		t.Fatalf("%d runs saved, want 1", n)
+	}
+	var job jobs.Job
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		list, err := f.js.List(ctx, taskID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) == 1 && list[0].Status.Ended() {
+			job = list[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not end: %+v", list)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := f.agent.starts.Load(); n != 1 || job.Settings.Model != "m1" {
+		t.Fatalf("the agent started %d times with model %q; want once with m1", n, job.Settings.Model)
+	}
+
+	// The session is listed, and hub_assign_to_agent can continue it.
+	tc := &ToolContext{Records: f.rec, Actor: ledger.Actor{Kind: ledger.Assistant, ID: "conv_test"}, Runs: f.runs}
+	res, err := HubTools().Get("hub_list_agent_sessions").Call(ctx, tc, json.RawMessage(`{"agent":"stand-in"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res.Data)
+	var data struct{ Sessions []sessionRow }
+	json.Unmarshal(b, &data)
+	if len(data.Sessions) != 1 || data.Sessions[0].Task != "Fix login" || data.Sessions[0].LastRun != job.ID {
+		t.Fatalf("sessions %s (%s)", b, res.Summary)
+	}
+	if res, _ := HubTools().Get("hub_list_agent_sessions").Call(ctx, tc, json.RawMessage(`{"agent":"codex"}`)); res.Summary != "No agent sessions found." {
+		t.Errorf("codex sessions: %s", res.Summary)
+	}
+	p, err := HubTools().Get("hub_assign_to_agent").Preview(ctx, tc, raw(t, map[string]any{"taskId": taskID, "sessionId": data.Sessions[0].ID}))
+	if err != nil || !strings.Contains(p, "continuing its earlier session") {
+		t.Errorf("continue preview %q, %v", p, err)
+	}
+}
+
+// TestAssignRefusals: what cannot run is refused at preview with a sentence, so nothing is held.
+func TestAssignRefusals(t *testing.T) {
+	ctx := context.Background()
+	f := newAgentFixture(t)
+	taskID := f.task(t, "Fix login")
+	tc := &ToolContext{Records: f.rec, Actor: ledger.Actor{Kind: ledger.Assistant, ID: "conv_test"}, Runs: f.runs}
+	tool := HubTools().Get("hub_assign_to_agent")
+	for _, c := range []struct {
+		name  string
+		input map[string]any
+		want  string
+	}{
+		{"unknown agent", map[string]any{"taskId": taskID, "agent": "nobody"}, `There is no agent "nobody"; the agents are codex, stand-in.`},
+		{"no agent", map[string]any{"taskId": taskID}, "Name the agent to run: codex, stand-in."},
+		{"signed out", map[string]any{"taskId": taskID, "agent": "codex"}, "run `codex login`"},
+		{"no task", map[string]any{"taskId": "tsk_nothing", "agent": "stand-in"}, "There is no task with that id"},
+		{"no folder", map[string]any{"taskId": taskID, "agent": "stand-in", "folder": "/nowhere/at/all"}, "The folder /nowhere/at/all does not exist"},
+		{"relative folder", map[string]any{"taskId": taskID, "agent": "stand-in", "folder": "src/app"}, "must be an absolute path"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := tool.Preview(ctx, tc, raw(t, c.input))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("preview error %v, want %q", err, c.want)
+			}
+		})
+	}
+	if _, err := tool.Preview(ctx, &ToolContext{Records: f.rec}, raw(t, map[string]any{"taskId": taskID})); !errors.Is(err, errNoRuns) {
+		t.Errorf("without runs: %v", err)
+	}
+
+	// A refusal at preview holds nothing: the model is told the sentence.
+	f.srv.Script(
+		enginetest.ToolCall("hub_assign_to_agent", map[string]any{"taskId": taskID, "agent": "codex"}),
+		enginetest.Say("Codex needs you to sign in first."),
+	)
+	r, _, err := f.turn(t, "anthropic", "have codex fix login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := r.Tools[0]; row.Status != "error" || !strings.Contains(row.Summary, "codex login") || row.ProposalID != "" {
+		t.Fatalf("row %+v", row)
+	}
+}
