@@ -9,8 +9,9 @@ LDFLAGS  := -s -w -X github.com/ensemblework/ensemble/app.Version=$(VERSION)
 UI_STAMP := frontend/node_modules/.package-lock.json
 
 # go-winres turns build/windows (the manifest, version info) into .syso files that `go build` links
-# into the Windows binaries; they are made by `make cross` and removed after it, never committed.
-WINRES   := github.com/tc-hib/go-winres@v0.3.3
+# into the Windows binaries (the tool is pinned in go.mod); they are made by `make cross` and removed
+# after it, never committed.
+WINRES   := tool go-winres
 SYSO     := rsrc_windows_amd64.syso rsrc_windows_arm64.syso
 
 # The desktop window needs cgo and, on Linux, GTK 3 and WebKitGTK 4.1 (libgtk-3-dev libwebkit2gtk-4.1-dev).
@@ -35,7 +36,7 @@ desktop: ui
 ## (amd64, arm64, no cgo) and the Windows desktop app (Wails needs no cgo there)
 ## (the Windows ones with build/windows/ensemble.exe.manifest and version info embedded)
 cross: ui
-	$(GO) run $(WINRES) make --in build/windows/winres.json --out rsrc --arch amd64,arm64
+	$(GO) $(WINRES) make --in build/windows/winres.json --out rsrc --arch amd64,arm64
 	for os in linux darwin windows; do for arch in amd64 arm64; do \
 		ext=$$( [ $$os = windows ] && echo .exe ); \
 		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/ensemble-$$os-$$arch$$ext . || { rm -f $(SYSO); exit 1; }; \
