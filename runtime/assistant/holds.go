@@ -48,7 +48,10 @@ func (s *Service) hold(ctx context.Context, tc *ToolContext, convID string, t *T
 			(id, conversation_id, call_id, tool, input, preview, policy, status, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, 'proposed', ?, ?)`,
 			id, convID, callID, t.Name, string(input), preview, policy, now, now)
-		return err
+		if err != nil {
+			return err
+		}
+		return saveWorkflow(tx, id, convID, callID, t.Name, input) // a workflow's plan hash and steps
 	})
 	if err != nil {
 		return ToolRow{}, "", fmt.Errorf("assistant: hold %s: %w", t.Name, err)
@@ -291,7 +294,7 @@ func markApplied(tx *ledger.Tx, p proposal, res Result) error {
 	if n, _ := done.RowsAffected(); n == 0 {
 		return &ConflictError{fmt.Sprintf("%s was already applied or discarded.", p.preview)}
 	}
-	return nil
+	return workflowApplied(tx, p, res)
 }
 
 // heldTool is the tool of a held write, checked again: it still exists and takes the input.
@@ -310,6 +313,9 @@ func (s *Service) heldTool(p proposal) (*Tool, error) {
 func (s *Service) applyOne(ctx context.Context, b *records.Batch, p proposal) (Result, error) {
 	t, err := s.heldTool(p)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := checkWorkflowPlan(b.Tx(), p); err != nil {
 		return Result{}, err
 	}
 	return t.Write(ctx, s.toolContext(p.conv), b, p.input)
@@ -349,6 +355,9 @@ func (s *Service) applyFailed(ctx context.Context, ps []proposal, landed []*Resu
 		_, err := tx.ExecContext(tx.Context(), "UPDATE assistant_proposals SET status = 'failed', error = ?, updated_at = ? WHERE id = ? AND status IN ('proposed', 'failed')",
 			msg, stamp(tx.Now()), ps[bad].id)
 		if err != nil {
+			return err
+		}
+		if err := workflowFailed(tx, ps[bad], cause); err != nil {
 			return err
 		}
 		return tx.Emit(KindConversation, ps[0].conv, ConversationChange{ID: ps[0].conv, Change: "message"})

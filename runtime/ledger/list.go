@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/ensemblework/ensemble/runtime/events"
 )
 
 const groupCols = `id, seq, kind, coalesce(target, ''), actor_kind, actor_id, actor_name, summary, at, state,
@@ -15,7 +17,7 @@ type querier interface {
 }
 
 // List returns up to limit groups older than before (0: the newest), newest first.
-func List(ctx context.Context, db *sql.DB, before int64, limit int) ([]Group, error) {
+func List(ctx context.Context, db events.Querier, before int64, limit int) ([]Group, error) {
 	if before <= 0 {
 		before = 1 << 62
 	}

@@ -5,10 +5,10 @@ package records
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
@@ -19,8 +19,8 @@ const PersonalSpace = "spc_personal"
 
 // Service reads and writes records.
 type Service struct {
-	db    *sql.DB // reads
-	w     *ledger.Writer
+	db    events.Querier // reads: the reader pool, or a batch's own transaction (Batch.Reads)
+	w     *ledger.Writer // nil in a batch's read view
 	space string
 }
 
@@ -53,6 +53,16 @@ func IsNotFound(err error) bool {
 	return errors.As(err, &nf)
 }
 
+// errReadView is a write tried through a batch's read view: it must go through the batch, since a
+// second transaction would wait for the batch's own forever.
+var errReadView = errors.New("records: a batch's read view cannot write; write through the batch")
+
+// Reads is the Service reading inside b's transaction, so a later write of the batch sees what an
+// earlier one made (a workflow's steps refer to records made before them). It cannot write.
+func (b *Batch) Reads() *Service {
+	return &Service{db: b.t, space: b.s.space}
+}
+
 // Batch makes several writes in one transaction, recorded as one Undo group.
 type Batch struct {
 	s *Service
@@ -62,6 +72,9 @@ type Batch struct {
 // Batch runs fn in one write transaction by actor. summary describes the whole; if fn returns an
 // error nothing is written.
 func (s *Service) Batch(ctx context.Context, actor ledger.Actor, summary string, fn func(*Batch) error) (ledger.Group, error) {
+	if s.w == nil {
+		return ledger.Group{}, errReadView
+	}
 	return s.w.Do(ctx, actor, func(t *ledger.Tx) error {
 		if err := fn(&Batch{s: s, t: t}); err != nil {
 			return err
@@ -76,6 +89,9 @@ func (s *Service) Batch(ctx context.Context, actor ledger.Actor, summary string,
 // do runs one write as its own group, returning what fn made.
 func do[T any](ctx context.Context, s *Service, actor ledger.Actor, fn func(*Batch) (T, error)) (T, error) {
 	var out T
+	if s.w == nil {
+		return out, errReadView
+	}
 	_, err := s.w.Do(ctx, actor, func(t *ledger.Tx) error {
 		var err error
 		out, err = fn(&Batch{s: s, t: t})

@@ -1,0 +1,597 @@
+package assistant
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/records"
+)
+
+// hub_run_workflow proposes 2–12 ordered Hub writes under one Apply (spec 000 §6, Ordered
+// workflows). Each step names a write tool and its input; a value anywhere in a later step's input
+// may be {"$ref": "<step id>.<path>"}, a value from an earlier step's result data
+// ("tasks.created.0.id").
+//
+// Departure from the spec: the steps run in one records transaction, so a workflow lands whole or
+// not at all and is one Undo group (the spec allows an Undo entry per step, a failure keeping the
+// steps before it). Everything here is local, so one transaction costs nothing, and Retry is
+// trivial: a failed workflow left nothing behind, and Apply runs it again from the first step.
+//
+// Each step's tools read through the batch's own transaction (records.Batch.Reads), so a step can
+// look up, change or trash what an earlier step made.
+
+const workflowToolName = "hub_run_workflow"
+
+const (
+	minWorkflowSteps = 2
+	maxWorkflowSteps = 12
+)
+
+var stepIDRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+func workflowTool(r *Registry) Tool {
+	return Tool{
+		Name: workflowToolName,
+		Description: "Propose 2 to 12 Hub writes that run in order under one Apply, all or nothing, as one Undo. " +
+			"Do every read first; steps are writes only. A value in a later step's input may be " +
+			`{"$ref": "<step id>.<path>"}, a value from an earlier step's result, e.g. {"$ref": "tasks.created.0.id"} ` +
+			"or {\"$ref\": \"proj.project.name\"}. It always waits for the person's Apply.",
+		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["title","steps"],"properties":{
+			"title":{"type":"string","minLength":1,"maxLength":200,"description":"what the workflow does, for the person"},
+			"steps":{"type":"array","minItems":2,"maxItems":12,"items":{"type":"object","additionalProperties":false,"required":["id","tool","input"],"properties":{
+				"id":{"type":"string","minLength":1,"maxLength":40,"description":"a name for the step: lowercase letters, digits, _"},
+				"tool":{"type":"string","description":"a Hub write tool"},
+				"input":{"type":"object","description":"the tool's input; a value may be {\"$ref\": \"<earlier step id>.<path>\"}"}}}}}}`),
+		AlwaysHold: true,
+		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
+			p, err := readPlan(r, raw)
+			if err != nil {
+				return "", err
+			}
+			return p.preview(ctx, tc)
+		},
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
+			p, err := readPlan(r, raw)
+			if err != nil {
+				return Result{}, err
+			}
+			return p.run(ctx, tc, b)
+		},
+	}
+}
+
+// plan is a checked workflow: every step's tool is a Hub write, every ref points back.
+type plan struct {
+	title string
+	steps []planStep
+}
+
+type planStep struct {
+	id    string
+	tool  *Tool
+	input any       // decoded, refs still in place
+	refs  []stepRef // in input order
+}
+
+// stepRef is one {"$ref": …} in a step's input.
+type stepRef struct {
+	at   string // where, for errors: "tasks.0.title"
+	step int    // the step it points at
+	path []string
+	text string // as written
+}
+
+type rawPlan struct {
+	Title string    `json:"title"`
+	Steps []rawStep `json:"steps"`
+}
+
+type rawStep struct {
+	ID    string          `json:"id"`
+	Tool  string          `json:"tool"`
+	Input json.RawMessage `json:"input"`
+}
+
+// readPlan checks a workflow's input: its steps, their tools, their refs, and each step's input
+// against its tool's schema with every ref replaced by a placeholder string. A ref so stands for a
+// string (an id, a name); one where the schema wants something else is refused here.
+func readPlan(r *Registry, raw json.RawMessage) (*plan, error) {
+	var in rawPlan
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, err
+	}
+	if n := len(in.Steps); n < minWorkflowSteps || n > maxWorkflowSteps {
+		return nil, fmt.Errorf("A workflow has %d to %d steps, not %d; make a single write with its own tool.", minWorkflowSteps, maxWorkflowSteps, n)
+	}
+	p := &plan{title: strings.TrimSpace(in.Title)}
+	index := map[string]int{}
+	for i, s := range in.Steps {
+		n := i + 1
+		if !stepIDRe.MatchString(s.ID) {
+			return nil, fmt.Errorf("Step %d: its id %q must be lowercase letters, digits and _, starting with a letter.", n, s.ID)
+		}
+		if prev, dup := index[s.ID]; dup {
+			return nil, fmt.Errorf("Step %d: the id %q is already step %d's; give each step its own id.", n, s.ID, prev+1)
+		}
+		name := fmt.Sprintf("Step %d (%q)", n, s.ID)
+		t := r.Get(s.Tool)
+		switch {
+		case s.Tool == workflowToolName:
+			return nil, fmt.Errorf("%s: a workflow cannot run another workflow; put its steps in this one.", name)
+		case t == nil:
+			return nil, fmt.Errorf("%s: there is no tool named %q.", name, s.Tool)
+		case !t.IsWrite:
+			return nil, fmt.Errorf("%s: %s is a read. Do reads before proposing a workflow and put what they found in the steps.", name, s.Tool)
+		case t.Outside != nil:
+			return nil, fmt.Errorf("%s: %s runs outside the records transaction, so it cannot be a workflow step; propose it on its own.", name, s.Tool)
+		case t.Write == nil:
+			return nil, fmt.Errorf("%s: %s cannot run in a workflow.", name, s.Tool)
+		}
+		var input any
+		dec := json.NewDecoder(bytes.NewReader(rawOr(s.Input)))
+		dec.UseNumber()
+		if err := dec.Decode(&input); err != nil {
+			return nil, fmt.Errorf("%s: the input is not JSON: %v", name, err)
+		}
+		st := planStep{id: s.ID, tool: t, input: input}
+		var walkErr error
+		walkRefs(input, "", func(at, text string) {
+			if walkErr != nil {
+				return
+			}
+			ref, err := parseRef(at, text, s.ID, n, index, in.Steps[i+1:])
+			if err != nil {
+				walkErr = fmt.Errorf("%s, at input.%s: %v", name, at, err)
+				return
+			}
+			st.refs = append(st.refs, ref)
+		})
+		if walkErr != nil {
+			return nil, walkErr
+		}
+		placed := replaceRefs(input, func(text string) any { return p.placeholder(refFor(st.refs, text)) })
+		if err := t.Validate(mustJSON(placed)); err != nil {
+			return nil, fmt.Errorf("%s: the input for %s is not valid: %v.", name, s.Tool, err)
+		}
+		index[s.ID] = i
+		p.steps = append(p.steps, st)
+	}
+	return p, nil
+}
+
+// parseRef checks one ref of step n (its id self) against the steps before it.
+func parseRef(at, text, self string, n int, before map[string]int, later []rawStep) (stepRef, error) {
+	parts := strings.Split(text, ".")
+	if len(parts) < 2 || parts[0] == "" {
+		return stepRef{}, fmt.Errorf(`$ref %q must be "<step id>.<path>", e.g. "tasks.created.0.id"`, text)
+	}
+	for _, seg := range parts[1:] {
+		if seg == "" {
+			return stepRef{}, fmt.Errorf("$ref %q has an empty part", text)
+		}
+	}
+	id := parts[0]
+	if id == self {
+		return stepRef{}, fmt.Errorf("$ref %q points at its own step; a step can only use what earlier steps made", text)
+	}
+	i, ok := before[id]
+	if !ok {
+		for j, s := range later {
+			if s.ID == id {
+				return stepRef{}, fmt.Errorf("$ref %q points forward, at step %d; a step can only use what earlier steps made", text, n+1+j)
+			}
+		}
+		return stepRef{}, fmt.Errorf("$ref %q names no step; the steps before this one are %s", text, stepList(before))
+	}
+	return stepRef{at: at, step: i, path: parts[1:], text: text}, nil
+}
+
+func stepList(index map[string]int) string {
+	if len(index) == 0 {
+		return "none"
+	}
+	ids := make([]string, len(index))
+	for id, i := range index {
+		ids[i] = strconv.Quote(id)
+	}
+	return strings.Join(ids, ", ")
+}
+
+func refFor(refs []stepRef, text string) stepRef {
+	for _, r := range refs {
+		if r.text == text {
+			return r
+		}
+	}
+	return stepRef{text: text}
+}
+
+// refText reports whether v is a ref, {"$ref": "<text>"} and nothing else, and its text.
+func refText(v any) (string, bool) {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return "", false
+	}
+	s, ok := m["$ref"].(string)
+	return s, ok
+}
+
+// walkRefs calls fn with the place and text of every ref in v.
+func walkRefs(v any, at string, fn func(at, text string)) {
+	if text, ok := refText(v); ok {
+		fn(at, text)
+		return
+	}
+	join := func(k string) string {
+		if at == "" {
+			return k
+		}
+		return at + "." + k
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			walkRefs(x[k], join(k), fn)
+		}
+	case []any:
+		for i, e := range x {
+			walkRefs(e, join(strconv.Itoa(i)), fn)
+		}
+	}
+}
+
+// replaceRefs returns a copy of v with every ref replaced by with(its text).
+func replaceRefs(v any, with func(text string) any) any {
+	if text, ok := refText(v); ok {
+		return with(text)
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = replaceRefs(e, with)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = replaceRefs(e, with)
+		}
+		return out
+	}
+	return v
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // decoded JSON always encodes
+	}
+	return b
+}
+
+// placeholder is what a ref reads as before its step has run: "(the project made in step 1)",
+// "(the name of the project made in step 1)".
+func (p *plan) placeholder(r stepRef) string {
+	if len(p.steps) <= r.step || len(r.path) == 0 {
+		return "(a value from an earlier step)"
+	}
+	noun := toolNoun(p.steps[r.step].tool.Name)
+	field := r.path[len(r.path)-1]
+	if field == "id" {
+		return fmt.Sprintf("(the %s made in step %d)", noun, r.step+1)
+	}
+	return fmt.Sprintf("(the %s of the %s made in step %d)", field, noun, r.step+1)
+}
+
+// toolNoun is the kind of record a write tool makes or changes: hub_create_tasks → task.
+func toolNoun(name string) string {
+	_, rest, _ := strings.Cut(strings.TrimPrefix(name, "hub_"), "_")
+	switch rest {
+	case "":
+		return "record"
+	case "people":
+		return "person"
+	case "repo", "repos":
+		return "repository"
+	}
+	return strings.TrimSuffix(rest, "s")
+}
+
+// humanTool says a tool's name as words: hub_update_project → "Update project".
+func humanTool(name string) string {
+	s := strings.ReplaceAll(strings.TrimPrefix(name, "hub_"), "_", " ")
+	if s == "" {
+		return name
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// preview lists each step's preview in order. A step with refs previews with placeholders; when
+// its tool cannot preview that (it looks up a record that does not exist yet), the line says the
+// tool and what each ref stands for.
+func (p *plan) preview(ctx context.Context, tc *ToolContext) (string, error) {
+	lines := []string{fmt.Sprintf("Workflow %s, %d steps under one Apply, all or nothing:", quoted(p.title), len(p.steps))}
+	for i, st := range p.steps {
+		placed := replaceRefs(st.input, func(text string) any { return p.placeholder(refFor(st.refs, text)) })
+		line, err := st.tool.Preview(ctx, tc, mustJSON(placed))
+		if err != nil && len(st.refs) == 0 {
+			return "", fmt.Errorf("Step %d (%q): %v", i+1, st.id, err)
+		}
+		if err != nil {
+			var uses []string
+			for _, r := range st.refs {
+				uses = append(uses, fmt.Sprintf("%s: %s", r.at, p.placeholder(r)))
+			}
+			if m, ok := st.input.(map[string]any); ok { // and the plain values beside them
+				for _, k := range slices.Sorted(maps.Keys(m)) {
+					switch v := m[k].(type) {
+					case string:
+						uses = append(uses, fmt.Sprintf("%s: %s", k, quoted(clip(v, 80))))
+					case json.Number, bool:
+						uses = append(uses, fmt.Sprintf("%s: %v", k, v))
+					}
+				}
+			}
+			line = fmt.Sprintf("%s with %s.", humanTool(st.tool.Name), strings.Join(uses, "; "))
+		}
+		lines = append(lines, fmt.Sprintf("%d. %s", i+1, line))
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// stepError is a workflow step that failed when applied; its transaction, and so every step, was
+// rolled back.
+type stepError struct {
+	n, total int
+	id, tool string
+	err      error
+}
+
+func (e *stepError) Error() string {
+	msg := strings.TrimSuffix(strings.TrimSpace(e.err.Error()), ".")
+	var after []string
+	if e.n > 1 {
+		after = append(after, fmt.Sprintf("%s rolled back with it", stepRange(1, e.n-1)))
+	}
+	if e.n < e.total {
+		after = append(after, fmt.Sprintf("%s not run", stepRange(e.n+1, e.total)))
+	}
+	s := fmt.Sprintf("Step %d of %d (%q, %s) failed: %s. Nothing in the workflow was applied", e.n, e.total, e.id, e.tool, msg)
+	if len(after) > 0 {
+		s += ": " + strings.Join(after, ", and ")
+	}
+	return s + "."
+}
+
+func (e *stepError) Unwrap() error { return e.err }
+
+func stepRange(from, to int) string {
+	if from == to {
+		return fmt.Sprintf("step %d was", from)
+	}
+	return fmt.Sprintf("steps %d–%d were", from, to)
+}
+
+// stepReceipt is one applied step in a workflow's result data.
+type stepReceipt struct {
+	ID      string `json:"id"`
+	Tool    string `json:"tool"`
+	Summary string `json:"summary"`
+	Data    any    `json:"data,omitempty"`
+}
+
+// run makes every step inside b, in order, resolving refs from the results of the steps before.
+// The first step that fails fails the whole batch.
+func (p *plan) run(ctx context.Context, tc *ToolContext, b *records.Batch) (Result, error) {
+	done := make([]any, len(p.steps)) // each step's result data, decoded
+	var receipts []stepReceipt
+	var lines []string
+	var refs []Ref
+	seen := map[Ref]bool{}
+	inTx := *tc
+	inTx.Records = b.Reads()
+	tc = &inTx
+	for i, st := range p.steps {
+		fail := func(err error) (Result, error) {
+			return Result{}, &stepError{n: i + 1, total: len(p.steps), id: st.id, tool: st.tool.Name, err: err}
+		}
+		var bad error
+		input := replaceRefs(st.input, func(text string) any {
+			r := refFor(st.refs, text)
+			v, err := lookupPath(done[r.step], r.path)
+			if err != nil && bad == nil {
+				bad = fmt.Errorf("at input.%s, $ref %q found nothing in step %d's result: %v", r.at, text, r.step+1, err)
+			}
+			return v
+		})
+		if bad != nil {
+			return fail(bad)
+		}
+		raw := mustJSON(input)
+		if err := st.tool.Validate(raw); err != nil {
+			return fail(fmt.Errorf("the input for %s is not valid once its refs are filled in: %v", st.tool.Name, err))
+		}
+		res, err := st.tool.Write(ctx, tc, b, raw)
+		if err != nil {
+			return fail(err)
+		}
+		var data any
+		if res.Data != nil {
+			dec := json.NewDecoder(bytes.NewReader(mustJSON(res.Data)))
+			dec.UseNumber()
+			if err := dec.Decode(&data); err != nil {
+				return fail(err)
+			}
+		}
+		done[i] = data
+		receipts = append(receipts, stepReceipt{ID: st.id, Tool: st.tool.Name, Summary: res.Summary, Data: data})
+		lines = append(lines, fmt.Sprintf("%d. %s", i+1, res.Summary))
+		for _, r := range res.Refs {
+			if !seen[r] {
+				seen[r] = true
+				refs = append(refs, r)
+			}
+		}
+	}
+	summary := fmt.Sprintf("Ran workflow %s (%d steps):\n%s", quoted(p.title), len(p.steps), strings.Join(lines, "\n"))
+	return Result{Summary: summary, Data: map[string]any{"steps": receipts}, Refs: refs}, nil
+}
+
+// lookupPath follows path through decoded JSON: object keys, and array indexes from 0.
+func lookupPath(v any, path []string) (any, error) {
+	for i, seg := range path {
+		switch x := v.(type) {
+		case map[string]any:
+			next, ok := x[seg]
+			if !ok {
+				return nil, fmt.Errorf("no %q at %s", seg, pathAt(path[:i]))
+			}
+			v = next
+		case []any:
+			n, err := strconv.Atoi(seg)
+			if err != nil || n < 0 || n >= len(x) {
+				return nil, fmt.Errorf("no item %q at %s (it has %d)", seg, pathAt(path[:i]), len(x))
+			}
+			v = x[n]
+		default:
+			return nil, fmt.Errorf("nothing inside %s", pathAt(path[:i]))
+		}
+	}
+	return v, nil
+}
+
+func pathAt(path []string) string {
+	if len(path) == 0 {
+		return "the top"
+	}
+	return strings.Join(path, ".")
+}
+
+// planHash is the SHA-256 of a workflow's steps as canonical JSON (keys sorted, no spaces, numbers
+// as written), which binds the saved proposal to the plan the person was shown.
+func planHash(raw json.RawMessage) (string, error) {
+	var in struct {
+		Steps any `json:"steps"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&in); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(mustJSON(in.Steps))
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// workflowStepState is one step's state as assistant_workflows keeps it.
+type workflowStepState struct {
+	ID      string `json:"id"`
+	Tool    string `json:"tool"`
+	Status  string `json:"status"` // waiting, applied, failed, not applied
+	Summary string `json:"summary,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// saveWorkflow saves a held workflow's plan hash and its steps, waiting, beside its proposal in tx;
+// other tools save nothing.
+func saveWorkflow(tx *ledger.Tx, proposalID, convID, callID, tool string, input json.RawMessage) error {
+	if tool != workflowToolName {
+		return nil
+	}
+	var in rawPlan
+	if err := json.Unmarshal(input, &in); err != nil {
+		return err
+	}
+	hash, err := planHash(input)
+	if err != nil {
+		return err
+	}
+	steps := make([]workflowStepState, len(in.Steps))
+	for i, s := range in.Steps {
+		steps[i] = workflowStepState{ID: s.ID, Tool: s.Tool, Status: "waiting"}
+	}
+	now := stamp(tx.Now())
+	_, err = tx.ExecContext(tx.Context(), `INSERT INTO assistant_workflows
+		(proposal_id, conversation_id, call_id, title, plan_hash, steps, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, proposalID, convID, callID, in.Title, hash, string(mustJSON(steps)), now, now)
+	return err
+}
+
+// checkWorkflowPlan refuses to apply a held workflow whose plan no longer hashes to the one saved
+// when it was proposed.
+func checkWorkflowPlan(tx *ledger.Tx, p proposal) error {
+	if p.tool != workflowToolName {
+		return nil
+	}
+	var saved string
+	err := tx.QueryRowContext(tx.Context(), "SELECT plan_hash FROM assistant_workflows WHERE proposal_id = ?", p.id).Scan(&saved)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%s can no longer be applied: its plan was not saved; propose it again.", p.preview)
+	}
+	if err != nil {
+		return fmt.Errorf("assistant: read workflow %s: %w", p.id, err)
+	}
+	if hash, err := planHash(p.input); err != nil || hash != saved {
+		return fmt.Errorf("The workflow's steps changed since they were proposed, so it was not applied; propose it again.")
+	}
+	return nil
+}
+
+// workflowApplied marks every step of an applied workflow applied, with its summary, in tx.
+func workflowApplied(tx *ledger.Tx, p proposal, res Result) error {
+	if p.tool != workflowToolName {
+		return nil
+	}
+	var data struct {
+		Steps []stepReceipt `json:"steps"`
+	}
+	json.Unmarshal(mustJSON(res.Data), &data)
+	steps := make([]workflowStepState, len(data.Steps))
+	for i, s := range data.Steps {
+		steps[i] = workflowStepState{ID: s.ID, Tool: s.Tool, Status: applied, Summary: s.Summary}
+	}
+	return setWorkflowSteps(tx, p.id, steps)
+}
+
+// workflowFailed records, in tx, which step of a workflow failed and why; the rest were not
+// applied (the steps before it were rolled back with it).
+func workflowFailed(tx *ledger.Tx, p proposal, cause error) error {
+	if p.tool != workflowToolName {
+		return nil
+	}
+	var in rawPlan
+	if err := json.Unmarshal(p.input, &in); err != nil {
+		return err
+	}
+	var se *stepError
+	errors.As(cause, &se)
+	steps := make([]workflowStepState, len(in.Steps))
+	for i, s := range in.Steps {
+		steps[i] = workflowStepState{ID: s.ID, Tool: s.Tool, Status: "not applied"}
+		if se != nil && i == se.n-1 {
+			steps[i].Status, steps[i].Error = failed, se.err.Error()
+		}
+	}
+	return setWorkflowSteps(tx, p.id, steps)
+}
+
+func setWorkflowSteps(tx *ledger.Tx, id string, steps []workflowStepState) error {
+	_, err := tx.ExecContext(tx.Context(), "UPDATE assistant_workflows SET steps = ?, updated_at = ? WHERE proposal_id = ?",
+		string(mustJSON(steps)), stamp(tx.Now()), id)
+	if err != nil {
+		return fmt.Errorf("assistant: save workflow %s steps: %w", id, err)
+	}
+	return nil
+}
