@@ -22,13 +22,15 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/profiles"
 )
 
 // runFlags are the flags of `ensemble run`.
 type runFlags struct {
 	agent, folder, task, mode, model, effort, git, outside string
-	cont, repo                                             string
-	folderSet                                              bool // --folder was given
+	cont, repo, profile                                    string
+	folderSet                                              bool                   // --folder was given
+	given                                                  func(flag string) bool // whether a flag was given; nil: none
 	newSession                                             bool
 	worktree, workspace, trusted, detach                   bool
 	noSandbox, noInternet, askBeforeCommit                 bool
@@ -56,11 +58,16 @@ The run works in the folder you name (default: this one), in a git worktree of i
 new branch ensemble/<id> (--worktree), or in a fresh folder of its own (--workspace). One
 run at a time works in a folder; others wait their turn.
 
+A run profile (--profile NAME, saved in the window) gives the agent, folder and settings
+the flags leave out; without --agent, --profile or --continue the default profile is
+used (the starred one, else the first saved).
+
 Ctrl-C stops the run. With --detach the command returns once the run is assigned.`,
 		Example: `  ensemble run "Fix the flaky login test" --agent claude
   ensemble run "Add a README" --agent claude --folder ~/code/app --mode review
   ensemble run "Try the new parser" --agent codex --worktree --git commit --max-minutes 30
-  ensemble run --task tsk_0123456789abcdef --agent claude --detach`,
+  ensemble run --task tsk_0123456789abcdef --agent claude --detach
+  ensemble run "Tidy the imports" --profile careful --mode review`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case f.task != "" && len(args) > 0:
@@ -72,11 +79,19 @@ Ctrl-C stops the run. With --detach the command returns once the run is assigned
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.folderSet = cmd.Flags().Changed("folder")
-			req, err := f.request(args)
+			f.given = cmd.Flags().Changed
+			if f.profile != "" && f.cont != "" {
+				return errors.New("--profile does not go with --continue: a continued run keeps its session's agent and folder")
+			}
+			c, err := connect(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
-			c, err := connect(cmd.Context(), g)
+			prof, err := f.pickProfile(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			req, err := f.request(args, prof)
 			if err != nil {
 				return err
 			}
@@ -85,6 +100,9 @@ Ctrl-C stops the run. With --detach the command returns once the run is assigned
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if prof != nil {
+				fmt.Fprintf(out, "Under the run profile “%s”.\n", prof.Name)
+			}
 			fmt.Fprintf(out, "Run %s: %s in %s (%s).\n", job.ID, job.Agent, job.WorkDir, job.Settings.Mode)
 			if f.detach {
 				fmt.Fprintf(out, "Follow it with the window, or stop it: POST /api/agent/jobs/%s/stop.\n", job.ID)
@@ -122,19 +140,49 @@ Ctrl-C stops the run. With --detach the command returns once the run is assigned
 	fl.BoolVar(&f.detach, "detach", false, "assign the run and return without following it")
 	fl.BoolVar(&f.newSession, "new-session", false, "always start a new agent session (no continuing a fitting earlier one)")
 	fl.StringVar(&f.repo, "repo", "", "clone this repository (an https URL) as the run's folder")
+	fl.StringVar(&f.profile, "profile", "", "the run profile (its name or id) giving what the flags leave out (default: the starred one, else the first saved, when --agent is not given)")
 	fl.StringVar(&f.cont, "continue", "", "continue an earlier run's agent session (its id): same agent and folder, the conversation resumed")
 	return cmd
 }
 
-// request builds the assignment from the flags.
-func (f runFlags) request(args []string) (jobs.AssignRequest, error) {
+// pickProfile is the run profile the run takes: the one --profile names, else the default
+// (pickRunProfile: starred, else first saved) when neither --agent nor --continue is given; nil
+// for none (Quick settings: the flags and their defaults).
+func (f runFlags) pickProfile(ctx context.Context, c *client) (*profiles.Profile, error) {
+	if f.profile == "" && (f.agent != "" || f.cont != "") {
+		return nil, nil
+	}
+	var list struct{ Profiles []profiles.Profile }
+	if err := c.do(ctx, "GET", "/api/agent/profiles", nil, &list); err != nil {
+		return nil, err
+	}
+	if f.profile != "" {
+		p, err := profiles.Lookup(list.Profiles, f.profile)
+		if err != nil {
+			return nil, err
+		}
+		return &p, nil
+	}
+	if p, ok := profiles.Pick(list.Profiles); ok {
+		return &p, nil
+	}
+	return nil, nil
+}
+
+// request builds the assignment from the flags. Under a run profile (prof non-nil) only the flags
+// given count, and the profile fills the rest: its agent, its folder (else this one) and its
+// settings.
+func (f runFlags) request(args []string, prof *profiles.Profile) (jobs.AssignRequest, error) {
 	req := jobs.AssignRequest{Agent: f.agent, TaskID: f.task, Worktree: f.worktree, Continue: f.cont, NewSession: f.newSession}
 	if len(args) == 1 {
 		req.Title = args[0]
 	}
-	if f.agent == "" && f.cont == "" {
-		return req, errors.New("name the agent with --agent (claude, …), or continue an earlier run with --continue")
+	if f.agent == "" && f.cont == "" && prof == nil {
+		return req, errors.New("name the agent with --agent (claude, …), use a run profile with --profile, or continue an earlier run with --continue")
 	}
+	// set says whether a flag's value goes in the request: every flag without a profile (each
+	// has its default), only those given under one.
+	set := func(flag string) bool { return prof == nil || f.given != nil && f.given(flag) }
 	switch {
 	case f.workspace && f.worktree:
 		return req, errors.New("--workspace and --worktree do not go together: a worktree is of the folder's repository")
@@ -145,6 +193,8 @@ func (f runFlags) request(args []string) (jobs.AssignRequest, error) {
 	case f.workspace:
 	case f.cont != "" && !f.folderSet:
 		// The earlier run's folder.
+	case prof != nil && prof.Folder != "" && !f.folderSet:
+		req.Folder = prof.Folder
 	default:
 		abs, err := filepath.Abs(f.folder)
 		if err != nil {
@@ -153,20 +203,41 @@ func (f runFlags) request(args []string) (jobs.AssignRequest, error) {
 		req.Folder = abs
 	}
 	s := &req.Settings
-	s.Mode, s.Git, s.Outside = &f.mode, &f.git, &f.outside
 	sandbox, internet := !f.noSandbox, !f.noInternet
-	s.Sandbox, s.Internet, s.Trusted, s.AskBeforeCommit = &sandbox, &internet, &f.trusted, &f.askBeforeCommit
-	if f.maxMinutes != 0 {
+	// Model, thinking level and the limits have no value of their own to send ("" is the agent's,
+	// 0 no limit): without a profile they are sent only when set, under one only when given.
+	setOrZero := func(flag string, zero bool) bool { return set(flag) && (prof != nil || !zero) }
+	for _, o := range []struct {
+		dst  **string
+		v    *string
+		send bool
+	}{{&s.Mode, &f.mode, set("mode")}, {&s.Git, &f.git, set("git")}, {&s.Outside, &f.outside, set("outside")},
+		{&s.Model, &f.model, setOrZero("model", f.model == "")}, {&s.Effort, &f.effort, setOrZero("effort", f.effort == "")}} {
+		if o.send {
+			*o.dst = o.v
+		}
+	}
+	for _, o := range []struct {
+		dst  **bool
+		v    *bool
+		send bool
+	}{{&s.Sandbox, &sandbox, set("no-sandbox")}, {&s.Internet, &internet, set("no-internet")},
+		{&s.Trusted, &f.trusted, set("trusted")}, {&s.AskBeforeCommit, &f.askBeforeCommit, set("ask-before-commit")}} {
+		if o.send {
+			*o.dst = o.v
+		}
+	}
+	if setOrZero("max-minutes", f.maxMinutes == 0) {
 		s.MaxMinutes = &f.maxMinutes
 	}
-	if f.maxTurns != 0 {
+	if setOrZero("max-turns", f.maxTurns == 0) {
 		s.MaxTurns = &f.maxTurns
 	}
-	if f.model != "" {
-		s.Model = &f.model
-	}
-	if f.effort != "" {
-		s.Effort = &f.effort
+	if prof != nil {
+		req = prof.Fill(req)
+		if f.workspace || f.repo != "" {
+			req.Folder = "" // a fresh folder of the run's own, not the profile's
+		}
 	}
 	return req, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/profiles"
 )
 
 func TestTraceLine(t *testing.T) {
@@ -45,7 +47,7 @@ func TestTraceLine(t *testing.T) {
 
 func TestRunRequest(t *testing.T) {
 	f := runFlags{agent: "claude", folder: "/tmp/x", mode: "review", git: "commit", outside: "read", maxTurns: 9, model: "opus"}
-	req, err := f.request([]string{"Fix it"})
+	req, err := f.request([]string{"Fix it"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,12 +57,53 @@ func TestRunRequest(t *testing.T) {
 		t.Errorf("request = %+v", req)
 	}
 	f.workspace = true
-	if req, _ := f.request([]string{"x"}); req.Folder != "" {
+	if req, _ := f.request([]string{"x"}, nil); req.Folder != "" {
 		t.Errorf("workspace run has folder %q", req.Folder)
 	}
 	f.worktree = true
-	if _, err := f.request([]string{"x"}); err == nil {
+	if _, err := f.request([]string{"x"}, nil); err == nil {
 		t.Errorf("--workspace with --worktree accepted")
+	}
+}
+
+// TestRunRequestUnderProfile: under a run profile only the flags given go in the request, and the
+// profile fills the rest.
+func TestRunRequestUnderProfile(t *testing.T) {
+	str := func(v string) *string { return &v }
+	prof := &profiles.Profile{Name: "Careful", Agent: "claude", Folder: "/p",
+		Settings: jobs.SettingsInput{Mode: str("review"), Git: str("commit"), Model: str("opus")}}
+	defaults := runFlags{folder: ".", mode: "ask", git: "local", outside: "read"}
+	for _, c := range []struct {
+		name          string
+		flags         func(*runFlags) []string // sets flags, returns the names given
+		agent, folder string
+		mode, git     string
+		model         string
+		sandbox       *bool
+	}{
+		{"nothing given", func(*runFlags) []string { return nil }, "claude", "/p", "review", "commit", "opus", nil},
+		{"mode and agent given", func(f *runFlags) []string { f.mode, f.agent = "unattended", "codex"; return []string{"mode", "agent"} },
+			"codex", "/p", "unattended", "commit", "opus", nil},
+		{"folder and sandbox given", func(f *runFlags) []string {
+			f.folder, f.folderSet, f.noSandbox = "/mine", true, true
+			return []string{"folder", "no-sandbox"}
+		}, "claude", "/mine", "review", "commit", "opus", new(bool)},
+		{"workspace", func(f *runFlags) []string { f.workspace = true; return []string{"workspace"} }, "claude", "", "review", "commit", "opus", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := defaults
+			given := c.flags(&f)
+			f.given = func(flag string) bool { return slices.Contains(given, flag) }
+			req, err := f.request([]string{"Fix it"}, prof)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := req.Settings
+			if req.Agent != c.agent || req.Folder != c.folder || *s.Mode != c.mode || *s.Git != c.git || *s.Model != c.model ||
+				s.Outside != nil || s.MaxTurns != nil || (c.sandbox == nil) != (s.Sandbox == nil) {
+				t.Errorf("request %+v, settings %+v", req, s)
+			}
+		})
 	}
 }
 

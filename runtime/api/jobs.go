@@ -10,11 +10,13 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
+	"github.com/ensemblework/ensemble/runtime/profiles"
 )
 
 // mountJobs adds the routes of runs (jobs):
 //
-//	POST /api/agent/assign               {taskId | title, agent, folder | repoUrl, worktree, brief, settings} → 201 the job
+//	POST /api/agent/assign               {taskId | title, agent, folder | repoUrl, worktree, brief, settings, profile} → 201 the job
+//	                                     (profile, an id or name: the agent, folder and each setting the request leaves out)
 //	GET  /api/agent/jobs                 [taskId]
 //	GET  /api/agent/jobs/{id}            the job with its settings, status, usage and summary
 //	GET  /api/agent/jobs/{id}/events     SSE: the run's trace from the start (or since=, Last-Event-ID), then live
@@ -28,6 +30,7 @@ func (s *Server) mountJobs(mux *http.ServeMux, api func(string, http.HandlerFunc
 	// The runs' own MCP server: it has its own secret per run, not the launch token.
 	mux.Handle("/mcp/run", s.opts.Jobs.MCPHandler())
 	api("POST /api/agent/assign", s.assign)
+	s.mountProfiles(api)
 	api("GET /api/agent/jobs", s.listJobs)
 	api("GET /api/agent/jobs/{id}", s.getJob)
 	api("GET /api/agent/jobs/{id}/events", s.jobEvents)
@@ -37,11 +40,40 @@ func (s *Server) mountJobs(mux *http.ServeMux, api func(string, http.HandlerFunc
 	api("POST /api/agent/jobs/{id}/resume", s.jobAction((*jobs.Service).Resume))
 }
 
+// assignBody is an assignment as the route takes it: the request, and a run profile (its id or
+// name) that fills what the request leaves out.
+type assignBody struct {
+	jobs.AssignRequest
+	Profile string `json:"profile,omitempty"`
+}
+
 func (s *Server) assign(w http.ResponseWriter, r *http.Request) {
-	var req jobs.AssignRequest
-	if err := decode(w, r, &req); err != nil {
+	var body assignBody
+	if err := decode(w, r, &body); err != nil {
 		s.writeErr(w, r, err)
 		return
+	}
+	req := body.AssignRequest
+	if strings.TrimSpace(body.Profile) != "" {
+		switch {
+		case s.opts.Profiles == nil:
+			writeError(w, http.StatusBadRequest, "This Ensemble keeps no run profiles; leave out the profile.")
+			return
+		case req.Continue != "":
+			writeError(w, http.StatusBadRequest, "A run that continues a session keeps that session's agent and folder; leave out the profile.")
+			return
+		}
+		p, err := s.opts.Profiles.Find(r.Context(), body.Profile)
+		var nf *profiles.NotFoundError
+		if errors.As(err, &nf) {
+			writeError(w, http.StatusBadRequest, nf.Error())
+			return
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		req = p.Fill(req)
 	}
 	req.Actor = person
 	j, err := s.opts.Jobs.Assign(r.Context(), req)

@@ -18,6 +18,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/profiles"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/secrets"
 	"github.com/ensemblework/ensemble/runtime/sessions"
@@ -46,6 +47,9 @@ type Options struct {
 	Jobs *jobs.Service
 	// Bridge is the context bridge's keys and answers; its routes are mounted when it is set.
 	Bridge *Bridge
+	// Profiles are the saved run profiles; their routes are mounted, and assign takes "profile",
+	// when it is set (with Jobs).
+	Profiles *profiles.Service
 	// Sessions are the agent sessions derived from runs; their routes are mounted when it is set.
 	Sessions *sessions.Service
 	// Terminals are the person's shells; their routes are mounted when it is set.

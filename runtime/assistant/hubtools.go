@@ -23,8 +23,9 @@ func HubTools() *Registry {
 			panic(err)
 		}
 	}
-	// Playbooks and personal skills (playbooks.go, skills.go).
-	for _, t := range []Tool{howToTool(), readSkillTool()} {
+	// Playbooks and personal skills (playbooks.go, skills.go), and ordered workflows over the
+	// writes above (workflow.go).
+	for _, t := range []Tool{howToTool(), readSkillTool(), workflowTool(r)} {
 		if err := r.Register(t); err != nil {
 			panic(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/ensemblework/ensemble/runtime/jobs"
+	"github.com/ensemblework/ensemble/runtime/profiles"
 	"github.com/ensemblework/ensemble/runtime/sessions"
 )
 
@@ -24,16 +25,40 @@ type Runs interface {
 	Session(ctx context.Context, id string) (sessions.Session, error)
 }
 
-// NewRuns returns Runs over the runtime's runs and agent sessions; ss may be nil (no sessions are
-// listed then).
-func NewRuns(js *jobs.Service, ss *sessions.Service) Runs { return jobRuns{js: js, ss: ss} }
+// NewRuns returns Runs over the runtime's runs, agent sessions and run profiles; ss may be nil (no
+// sessions are listed then), and so may pr (no profiles).
+func NewRuns(js *jobs.Service, ss *sessions.Service, pr *profiles.Service) Runs {
+	return jobRuns{js: js, ss: ss, pr: pr}
+}
+
+// ProfilePicker is what hub_assign_to_agent needs of the saved run profiles: the one ref names
+// (its id or name), else the default (pickRunProfile: starred, else first saved), false when ref
+// is empty and none is saved (Quick settings). Runs that also implement it assign under profiles;
+// NewRuns' do when given the profiles.
+type ProfilePicker interface {
+	PickProfile(ctx context.Context, ref string) (profiles.Profile, bool, error)
+}
 
 type jobRuns struct {
 	js *jobs.Service
 	ss *sessions.Service
+	pr *profiles.Service // nil: no profiles
 }
 
-var _ Runs = jobRuns{}
+var (
+	_ Runs          = jobRuns{}
+	_ ProfilePicker = jobRuns{}
+)
+
+func (r jobRuns) PickProfile(ctx context.Context, ref string) (profiles.Profile, bool, error) {
+	if r.pr == nil {
+		if ref != "" {
+			return profiles.Profile{}, false, errors.New("This Ensemble keeps no run profiles; assign without one.")
+		}
+		return profiles.Profile{}, false, nil
+	}
+	return r.pr.PickProfile(ctx, ref)
+}
 
 func (r jobRuns) CheckAgent(ctx context.Context, agent string) error {
 	return r.js.CheckAgent(ctx, agent)

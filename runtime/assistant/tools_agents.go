@@ -27,14 +27,16 @@ type assignInput struct {
 	Model         string `json:"model"`
 	ContinueRunID string `json:"continueRunId"`
 	SessionID     string `json:"sessionId"`
+	Profile       string `json:"profile"`
 }
 
 // assignment is an assignment checked against the records, the agents and the folders as they
 // are now: what Preview describes and what Apply sends.
 type assignment struct {
-	title string
-	req   jobs.AssignRequest
-	where string // the folder as a person reads it, "" for the one the run gets
+	title   string
+	req     jobs.AssignRequest
+	where   string // the folder as a person reads it, "" for the one the run gets
+	profile string // the run profile's name, "" for none (Quick settings)
 }
 
 // planAssign checks an assignment. It runs at preview and again at Apply, so an agent signed out
@@ -81,6 +83,9 @@ func planAssign(ctx context.Context, tc *ToolContext, raw json.RawMessage) (assi
 			a.where = earlier.WorkDir
 		}
 	}
+	if err := a.underProfile(ctx, tc, strings.TrimSpace(in.Profile)); err != nil {
+		return assignment{}, err
+	}
 	if err := tc.Runs.CheckAgent(ctx, a.req.Agent); err != nil {
 		return assignment{}, err
 	}
@@ -95,6 +100,35 @@ func planAssign(ctx context.Context, tc *ToolContext, raw json.RawMessage) (assi
 		a.req.Folder, a.where = dir, dir
 	}
 	return a, nil
+}
+
+// underProfile fills what the assignment leaves out from the run profile ref names, else the
+// default one (pickRunProfile: starred, else first saved); with none saved it stays as it is
+// (Quick settings). A run continuing a session keeps that session's, so it takes no profile.
+func (a *assignment) underProfile(ctx context.Context, tc *ToolContext, ref string) error {
+	if a.req.Continue != "" {
+		if ref != "" {
+			return fmt.Errorf("A run that continues a session keeps that session's agent and folder; leave out the profile.")
+		}
+		return nil
+	}
+	pp, ok := tc.Runs.(ProfilePicker)
+	if !ok {
+		if ref != "" {
+			return fmt.Errorf("This Ensemble keeps no run profiles; assign without one.")
+		}
+		return nil
+	}
+	p, found, err := pp.PickProfile(ctx, ref)
+	if err != nil || !found {
+		return err
+	}
+	a.profile = p.Name
+	a.req = p.Fill(a.req)
+	if a.req.Folder != "" {
+		a.where = a.req.Folder
+	}
+	return nil
 }
 
 // checkFolder turns a folder the person named (~ for their home) into an absolute path, and says
@@ -152,8 +186,11 @@ func (a assignment) preview() string {
 	if a.req.Continue != "" {
 		b.WriteString(", continuing its earlier session")
 	}
-	if m := a.req.Settings.Model; m != nil {
+	if m := a.req.Settings.Model; m != nil && *m != "" {
 		fmt.Fprintf(&b, " (model %s)", *m)
+	}
+	if a.profile != "" {
+		fmt.Fprintf(&b, ", under the run profile “%s”", a.profile)
 	}
 	b.WriteString(".")
 	return b.String()
@@ -165,7 +202,9 @@ func assignToAgentTool() Tool {
 		Description: "Assign a task to a coding agent on this computer: it starts a run of the agent on the task. " +
 			"Always waits for the person's Apply. Name the agent (as hub_list_agent_sessions shows them, e.g. claude, codex) and the folder to work in " +
 			"(an absolute path or ~/…; without one the run gets the task's project folder or a fresh one). " +
-			"To go on in an earlier agent session, pass its sessionId from hub_list_agent_sessions.",
+			"To go on in an earlier agent session, pass its sessionId from hub_list_agent_sessions. " +
+			"The run takes the run profile named in profile, else the person's default profile (the starred one, else the first saved): " +
+			"its agent, folder and settings, except what you name here.",
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["taskId"],"properties":{
 			"taskId":{"type":"string","minLength":1},
 			"agent":{"type":"string","description":"claude, codex, …"},
@@ -173,7 +212,8 @@ func assignToAgentTool() Tool {
 			"repoUrl":{"type":"string","description":"a repository to clone as the run's folder, instead of a folder"},
 			"model":{"type":"string","description":"the agent's model; its default when left out"},
 			"continueRunId":{"type":"string","description":"an earlier run whose agent session this run continues"},
-			"sessionId":{"type":"string","description":"an agent session (from hub_list_agent_sessions) to continue"}}}`),
+			"sessionId":{"type":"string","description":"an agent session (from hub_list_agent_sessions) to continue"},
+			"profile":{"type":"string","description":"a run profile's name or id; the default profile when left out"}}}`),
 		AlwaysHold: true,
 		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
 			a, err := planAssign(ctx, tc, raw)

@@ -490,15 +490,8 @@ func (s *Service) Assign(ctx context.Context, req AssignRequest) (Job, error) {
 // CheckAgent says, as an *InvalidError, why agent cannot run now: there is no such agent, or it is
 // not installed or signed in (the sentence names the command to sign in); nil when it can.
 func (s *Service) CheckAgent(ctx context.Context, agent string) error {
-	if _, ok := s.opts.Drivers[agent]; !ok {
-		names := s.Agents()
-		switch {
-		case len(names) == 0:
-			return invalid("There is no agent %q: no agents are set up in this Ensemble yet.", agent)
-		case agent == "":
-			return invalid("Name the agent to run: %s.", strings.Join(names, ", "))
-		}
-		return invalid("There is no agent %q; the agents are %s.", agent, strings.Join(names, ", "))
+	if err := s.KnownAgent(agent); err != nil {
+		return err
 	}
 	if s.opts.Ready != nil {
 		if err := s.opts.Ready(ctx, agent); err != nil {
@@ -506,6 +499,22 @@ func (s *Service) CheckAgent(ctx context.Context, agent string) error {
 		}
 	}
 	return nil
+}
+
+// KnownAgent says, as an *InvalidError, that there is no agent by that name; nil for an agent
+// there is, whether or not it is installed or signed in now.
+func (s *Service) KnownAgent(agent string) error {
+	if _, ok := s.opts.Drivers[agent]; ok {
+		return nil
+	}
+	names := s.Agents()
+	switch {
+	case len(names) == 0:
+		return invalid("There is no agent %q: no agents are set up in this Ensemble yet.", agent)
+	case agent == "":
+		return invalid("Name the agent to run: %s.", strings.Join(names, ", "))
+	}
+	return invalid("There is no agent %q; the agents are %s.", agent, strings.Join(names, ", "))
 }
 
 // titleOf makes a task's title from what to do: its first line, cut to 120 characters; the whole

@@ -562,7 +562,9 @@ export interface AssignBody {
   taskId?: string;
   title?: string;
   continue?: string;
-  agent: string;
+  /** A run profile's id: its agent, folder and settings apply where the body names none. */
+  profile?: string;
+  agent?: string;
   folder?: string;
   worktree?: boolean;
   settings: Record<string, string | number | boolean>;

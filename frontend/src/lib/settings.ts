@@ -15,7 +15,20 @@ export interface Agent {
   signedIn: SignedIn;
   login?: string;
   problem?: string;
+  /** The models the agent reports on this computer: names, or (when known) with their thinking levels. */
+  models?: ReportedModel[] | null;
 }
+
+/** A model an agent reports: its id, and the thinking levels it takes when known. */
+export interface ModelInfo {
+  id: string;
+  name?: string;
+  efforts?: string[];
+  defaultEffort?: string;
+}
+
+/** The runtime's detection gives model names; a richer answer may give objects. Both are read. */
+export type ReportedModel = string | ModelInfo;
 
 export interface EditorKey {
   id: string;
