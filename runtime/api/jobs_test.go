@@ -16,6 +16,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/profiles"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
@@ -68,8 +69,9 @@ func newJobsFixture(t *testing.T) (*fixture, string) {
 	if err := js.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	prof := profiles.New(profiles.Options{Store: st, Writer: w, KnownAgent: js.KnownAgent})
 	tok := NewLaunchToken()
-	a := New(Options{Version: "test", Token: tok, Keepalive: 50 * time.Millisecond, Jobs: js},
+	a := New(Options{Version: "test", Token: tok, Keepalive: 50 * time.Millisecond, Jobs: js, Profiles: prof},
 		slog.New(slog.NewTextHandler(io.Discard, nil)), st, bus, rec)
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(func() {

@@ -1,58 +1,15 @@
 package api
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/ensemblework/ensemble/engines"
-	"github.com/ensemblework/ensemble/runtime/events"
-	"github.com/ensemblework/ensemble/runtime/jobs"
-	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/profiles"
-	"github.com/ensemblework/ensemble/runtime/records"
-	"github.com/ensemblework/ensemble/runtime/store"
 )
 
-// newProfilesFixture is newJobsFixture with run profiles.
-func newProfilesFixture(t *testing.T) (*fixture, string) {
-	t.Helper()
-	dir := t.TempDir()
-	st, err := store.Open(context.Background(), filepath.Join(dir, "ensemble.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bus := events.NewBus()
-	w := ledger.New(st, bus)
-	rec := records.New(st, w)
-	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, DataDir: filepath.Join(dir, "data"),
-		Drivers: map[string]engines.Driver{"standin": standIn{}}})
-	if err := js.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	prof := profiles.New(profiles.Options{Store: st, Writer: w, KnownAgent: js.KnownAgent})
-	tok := NewLaunchToken()
-	a := New(Options{Version: "test", Token: tok, Keepalive: 50 * time.Millisecond, Jobs: js, Profiles: prof},
-		slog.New(slog.NewTextHandler(io.Discard, nil)), st, bus, rec)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(func() {
-		js.Close()
-		bus.Close()
-		srv.Close()
-		st.Close()
-	})
-	folder, _ := filepath.EvalSymlinks(t.TempDir())
-	return &fixture{srv: srv, api: a, store: st, bus: bus, token: tok}, folder
-}
-
 func TestProfileRoutes(t *testing.T) {
-	f, folder := newProfilesFixture(t)
+	f, folder := newJobsFixture(t)
 	code, careful := f.call(t, "POST", "/api/agent/profiles",
 		`{"name":"Careful","agent":"standin","folder":"`+folder+`","settings":{"mode":"review","maxTurns":5}}`)
 	if code != http.StatusCreated || careful["name"] != "Careful" || careful["folder"] != folder || careful["starred"] != false ||
@@ -129,7 +86,7 @@ func TestProfileRoutes(t *testing.T) {
 }
 
 func TestAssignWithProfile(t *testing.T) {
-	f, folder := newProfilesFixture(t)
+	f, folder := newJobsFixture(t)
 	code, p := f.call(t, "POST", "/api/agent/profiles",
 		`{"name":"Careful","agent":"standin","folder":"`+folder+`","settings":{"mode":"review","maxTurns":5,"model":"p1"}}`)
 	if code != http.StatusCreated {
