@@ -426,6 +426,8 @@ func traceLine(kind string, t jobs.Trace) string {
 		return fmt.Sprintf("  ↻ the agent failed (%s); carrying on in %s", one(t.Text, 120), time.Duration(t.RetryInMs)*time.Millisecond)
 	case jobs.KindSessionGone:
 		return "  ↻ " + t.Text
+	case jobs.KindNote:
+		return "  i " + one(t.Text, 300)
 	case jobs.KindEnded:
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "■ %s", t.Status)

@@ -109,7 +109,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	url := "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	ss := sessions.New(sessions.Options{Store: st, Writer: w, DataDir: cfg.DataDir, Log: cfg.Log})
 	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
-		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready})
+		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready, Models: agents.Models})
 	if err := js.Start(ctx); err != nil {
 		ln.Close()
 		st.Close()
@@ -147,7 +147,8 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	terms := terminal.New(terminal.Options{Home: home, Log: cfg.Log})
 	prof := profiles.New(profiles.Options{Store: st, Writer: w, KnownAgent: js.KnownAgent})
 	asst := assistant.New(assistant.Config{Records: rec, Store: st, Writer: w, Needs: nd, Log: cfg.Log, Providers: models.Source{Keys: sec}.Provider,
-		Runs: assistant.NewRuns(js, ss, prof)})
+		Runs:  assistant.NewRuns(js, ss, prof),
+		Plans: drivers, PlanDir: filepath.Join(cfg.DataDir, "assistant", "chats"), PlanMCPURL: url + "/mcp/assistant", PlanReady: agents.Ready})
 	if err := asst.Resume(ctx); err != nil {
 		cfg.Log.Warn("assistant: held writes not asked again on Needs me", "err", err)
 	}

@@ -40,7 +40,21 @@ type Spec struct {
 	// Sandbox asks for the agent's own OS sandbox around its commands. An agent that has none
 	// there does not start (the driver's error says to turn it off).
 	Sandbox bool
+	// Chat makes the run a chat turn of Ensemble's assistant on the person's own plan (spec 003
+	// §8): System replaces the agent's own instructions, the agent gets none of its own tools
+	// (shell, files, web), only MCP's, and its text arrives as EventDelta as it streams.
+	Chat   bool
+	System string
+	// Context is the context window: "" the model's standard one, "long" its long one (spec 003
+	// §3.2). The runtime asks for "long" only of a model whose catalog entry has LongContext.
+	Context string
+	// Fast asks for the model's fast mode (Claude Code's fastMode, Codex's fast service tier):
+	// faster output that uses more of the plan. Off leaves the agent's own setting.
+	Fast bool
 }
+
+// ContextLong is Spec.Context for a model's long context window.
+const ContextLong = "long"
 
 // MCPServer is an MCP server the agent should start over stdio, or reach over HTTP.
 type MCPServer struct {
@@ -146,6 +160,7 @@ type EventKind string
 const (
 	EventStarted   EventKind = "started"    // the agent is up; Session and Model set
 	EventMessage   EventKind = "message"    // the agent said Text
+	EventDelta     EventKind = "delta"      // a chat turn's Text as it streams; EventMessage follows whole
 	EventThinking  EventKind = "thinking"   // the agent thought Text
 	EventToolStart EventKind = "tool_start" // the agent called Tool with Input
 	EventToolEnd   EventKind = "tool_end"   // the call ToolID returned Output (Failed if it failed)
@@ -180,8 +195,29 @@ type Detection struct {
 	SignedIn  SignIn   `json:"signedIn"`
 	Login     string   `json:"login,omitempty"` // the command that signs in
 	Models    []string `json:"models,omitempty"`
+	// Catalog is what the agent says of each model in Models, where it says more than names
+	// (Claude Code from Ensemble's table for its version, Codex from model/list).
+	Catalog []ModelInfo `json:"catalog,omitempty"`
 	// Problem is one sentence a person can act on when the agent cannot run now.
 	Problem string `json:"problem,omitempty"`
+}
+
+// ModelInfo is one model an agent offers, with the choices it takes (spec 003 §3.2).
+type ModelInfo struct {
+	ID          string `json:"id"` // what Spec.Model names it by
+	Name        string `json:"name,omitempty"`
+	Vendor      string `json:"vendor,omitempty"` // who makes it: Anthropic, OpenAI
+	Description string `json:"description,omitempty"`
+	// Default marks the model the agent runs when Spec.Model is "".
+	Default bool `json:"default,omitempty"`
+	// Efforts are the thinking levels it takes, lowest first; none: it takes no level.
+	Efforts       []string `json:"efforts,omitempty"`
+	DefaultEffort string   `json:"defaultEffort,omitempty"`
+	// Context is its standard window in tokens (0: not known); LongContext its long one, when
+	// the model has a second window to choose (0: none).
+	Context     int  `json:"context,omitempty"`
+	LongContext int  `json:"longContext,omitempty"`
+	Fast        bool `json:"fast,omitempty"` // it has a fast mode
 }
 
 // SignIn is whether an agent is signed in.

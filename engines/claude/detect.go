@@ -11,8 +11,9 @@ import (
 
 var _ engines.Detector = (*Driver)(nil)
 
-// Detect finds claude, its version (`claude --version`) and whether it is signed in
-// (`claude auth status --json`: a key in the person's own settings counts).
+// Detect finds claude, its version (`claude --version`), whether it is signed in
+// (`claude auth status --json`: a key in the person's own settings counts) and
+// its models, from Ensemble's own table (models.go).
 func (d *Driver) Detect(ctx context.Context, home string) engines.Detection {
 	det := engines.Detection{Name: "claude", Title: "Claude Code", Login: "claude", SignedIn: engines.SignInUnknown}
 	bin, err := d.binary(home, "")
@@ -21,6 +22,7 @@ func (d *Driver) Detect(ctx context.Context, home string) engines.Detection {
 		return det
 	}
 	det.Installed, det.Path = true, bin
+	det.Catalog, det.Models = catalog()
 	if out, _, err := agentproc.Probe(ctx, bin, home, "--version"); err == nil {
 		det.Version, _, _ = strings.Cut(agentproc.FirstLine(out), " ")
 	}

@@ -36,6 +36,7 @@ func TestRealClaude(t *testing.T) {
 	t.Run("AskUserQuestion", func(t *testing.T) { testAskUserQuestion(t, bin) })
 	t.Run("Resume", func(t *testing.T) { testResume(t, bin) })
 	t.Run("Stop", func(t *testing.T) { testStop(t, bin) })
+	t.Run("ModelChoices", func(t *testing.T) { testModelChoices(t, bin) })
 }
 
 // e2e is one real claude pointed at a scripted model.

@@ -21,14 +21,25 @@ func settingSources(trusted bool) string {
 	return "user"
 }
 
-// runFiles writes the per-run settings and MCP config into dir.
+// runFiles writes the per-run settings and MCP config into dir, and a chat
+// turn's instructions.
 func runFiles(dir string, spec engines.Spec) (settings, mcp string, err error) {
+	if spec.Chat {
+		if err := os.WriteFile(filepath.Join(dir, "system.md"), []byte(spec.System), 0o600); err != nil {
+			return "", "", fmt.Errorf("claude: write the instructions: %w", err)
+		}
+	}
 	settings = filepath.Join(dir, "settings.json")
 	mcp = filepath.Join(dir, "mcp.json")
 	s := map[string]any{
 		// Asked before every call through can_use_tool; nothing here widens it.
 		"permissions": map[string]any{"defaultMode": "default"},
 		"env":         map[string]string{"MCP_TOOL_TIMEOUT": mcpToolTimeout},
+	}
+	if spec.Fast {
+		// Settings given with --settings count as the command line's own, so
+		// this holds even where fast mode is opted into per session.
+		s["fastMode"] = true
 	}
 	if err := writeJSON(settings, s); err != nil {
 		return "", "", err
@@ -89,11 +100,14 @@ func args(spec engines.Spec, settings, mcp string) []string {
 		"--settings", settings,
 		"--mcp-config", mcp,
 	}
+	if spec.Chat {
+		a = append(a, chatArgs(spec, filepath.Join(filepath.Dir(settings), "system.md"))...)
+	}
 	if spec.MaxTurns > 0 {
 		a = append(a, "--max-turns", strconv.Itoa(spec.MaxTurns))
 	}
-	if spec.Model != "" {
-		a = append(a, "--model", spec.Model)
+	if m := modelArg(spec); m != "" {
+		a = append(a, "--model", m)
 	}
 	if spec.Effort != "" {
 		a = append(a, "--effort", spec.Effort)
@@ -114,5 +128,22 @@ func userMessage(text string) map[string]any {
 			"role":    "user",
 			"content": []any{map[string]any{"type": "text", "text": text}},
 		},
+	}
+}
+
+// chatArgs make a run a chat turn (spec 003 §8): Ensemble's instructions in
+// place of Claude Code's, none of its own tools and no MCP servers but the
+// turn's, whose tools need no asking, and the text as it streams.
+func chatArgs(spec engines.Spec, system string) []string {
+	name := spec.MCP.Name
+	if name == "" {
+		name = "ensemble"
+	}
+	return []string{
+		"--system-prompt-file", system,
+		"--tools", "",
+		"--strict-mcp-config",
+		"--allowedTools", "mcp__" + name,
+		"--include-partial-messages",
 	}
 }

@@ -169,7 +169,11 @@ func (s *session) line(raw []byte) {
 		s.user(m)
 	case "result":
 		s.finish(m)
-	case "stream_event", "keep_alive", "rate_limit_event", "tool_progress", "tool_use_summary", "auth_status", "streamlined_text", "streamlined_tool_use_summary":
+	case "stream_event":
+		if e := m.Event; e != nil && e.Type == "content_block_delta" && e.Delta != nil && e.Delta.Type == "text_delta" && m.ParentToolUseID == nil {
+			s.emit(engines.Event{Kind: engines.EventDelta, Text: e.Delta.Text})
+		}
+	case "keep_alive", "rate_limit_event", "tool_progress", "tool_use_summary", "auth_status", "streamlined_text", "streamlined_tool_use_summary":
 		// Progress Ensemble does not record: the full messages follow.
 	default:
 		s.protocolError(fmt.Sprintf("Claude Code sent a message of a kind Ensemble does not know (%q).", m.Type))

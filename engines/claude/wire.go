@@ -22,6 +22,18 @@ type message struct {
 	TotalCostUSD float64         `json:"total_cost_usd"`
 	Usage        *apiUsage       `json:"usage"`
 	Errors       json.RawMessage `json:"errors"`
+
+	// stream_event (with --include-partial-messages)
+	Event *streamEvent `json:"event"`
+}
+
+// streamEvent is one Anthropic streaming event as Claude Code passes it on.
+type streamEvent struct {
+	Type  string `json:"type"`
+	Delta *struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"delta"`
 }
 
 // apiMessage is an Anthropic Messages message as Claude Code relays it.

@@ -17,8 +17,9 @@ var _ engines.Detector = (*Driver)(nil)
 // ChatGPT sign-in.
 var ownProvider = regexp.MustCompile(`(?m)^\s*model_provider\s*=\s*["']([^"']+)["']`)
 
-// Detect finds codex, its version (`codex --version`) and whether it is signed in (`codex login
-// status`, or a model provider of the person's own in config.toml).
+// Detect finds codex, its version (`codex --version`), its models (model/list over `codex
+// app-server`) and whether it is signed in (`codex login status`, or a model provider of the
+// person's own in config.toml).
 func (d *Driver) Detect(ctx context.Context, home string) engines.Detection {
 	det := engines.Detection{Name: "codex", Title: "Codex", Login: "codex login", SignedIn: engines.SignInUnknown}
 	bin, err := d.binary(home, "")
@@ -32,6 +33,11 @@ func (d *Driver) Detect(ctx context.Context, home string) engines.Detection {
 		if len(f) > 0 {
 			det.Version = f[len(f)-1]
 		}
+	}
+	if cat, err := d.listModels(ctx, bin, home); err == nil {
+		det.Catalog, det.Models = cat, modelIDs(cat)
+	} else {
+		d.log.Debug("codex models not listed", "err", err)
 	}
 	codexHome := os.Getenv("CODEX_HOME")
 	if codexHome == "" {

@@ -38,6 +38,7 @@ func TestRealCodex(t *testing.T) {
 	t.Run("Resume", func(t *testing.T) { testResume(t, bin) })
 	t.Run("Stop", func(t *testing.T) { testStop(t, bin) })
 	t.Run("SignedOut", func(t *testing.T) { testSignedOut(t, bin) })
+	t.Run("FastTier", func(t *testing.T) { testFastTier(t, bin) })
 }
 
 // e2e is one real codex pointed at a scripted model.

@@ -54,6 +54,14 @@ func threadConfig(spec engines.Spec) map[string]any {
 		}
 		cfg["mcp_servers."+name] = server
 	}
+	if spec.Chat {
+		// A chat turn's agent has only the MCP server's tools: Codex's own
+		// shell, sub-agents, goals, pictures and web search are turned off.
+		for _, f := range []string{"shell_tool", "multi_agent", "goals", "image_generation"} {
+			cfg["features."+f] = false
+		}
+		cfg["web_search"] = "disabled"
+	}
 	return cfg
 }
 
@@ -78,6 +86,19 @@ func threadParams(spec engines.Spec) map[string]any {
 	}
 	if spec.Resume != "" {
 		p["threadId"] = spec.Resume
+	}
+	if spec.Fast {
+		// On the thread, so a resumed thread keeps it; off leaves Codex's own
+		// setting (service_tier in config.toml).
+		p["serviceTier"] = fastServiceTier
+	}
+	if spec.Chat {
+		// A chat turn (spec 003 §8): Ensemble's instructions in place of
+		// Codex's, sent again on resume since a thread need not keep them, and
+		// a read-only sandbox; every approval Codex asks for is declined by the
+		// host, so only the MCP server's tools act.
+		p["baseInstructions"] = spec.System
+		p["sandbox"] = "read-only"
 	}
 	return p
 }

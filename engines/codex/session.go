@@ -258,6 +258,13 @@ func (s *session) notify(method string, raw json.RawMessage) {
 		if first {
 			s.ended()
 		}
+	case "item/agentMessage/delta":
+		var p struct {
+			Delta string `json:"delta"`
+		}
+		if err := json.Unmarshal(raw, &p); err == nil && p.Delta != "" {
+			s.emit(engines.Event{Kind: engines.EventDelta, Text: p.Delta})
+		}
 	case "warning", "configWarning", "deprecationNotice":
 		s.log.Info("codex "+method, "params", string(raw))
 	default:

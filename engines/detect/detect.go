@@ -125,6 +125,17 @@ func (s *Service) Ready(ctx context.Context, name string) error {
 	return nil
 }
 
+// Models is the catalog the agent reported as last detected: what each of its models takes
+// (thinking levels, context windows, fast mode). nil when it reported names only, or nothing.
+func (s *Service) Models(ctx context.Context, name string) []engines.ModelInfo {
+	for _, d := range s.List(ctx) {
+		if d.Name == name {
+			return d.Catalog
+		}
+	}
+	return nil
+}
+
 // NotReady is an agent that cannot run now. Its text is the sentence for the person (what is wrong
 // and the command that fixes it); it matches engines.ErrNotInstalled or engines.ErrSignedOut.
 type NotReady struct {

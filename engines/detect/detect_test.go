@@ -3,6 +3,7 @@ package detect
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/ensemblework/ensemble/engines"
@@ -58,5 +59,28 @@ func TestReady(t *testing.T) {
 	list := s.List(ctx)
 	if len(list) != 4 || list[0].Name != "missing" || list[3].Name != "plain" || !list[3].Installed {
 		t.Errorf("list = %+v", list)
+	}
+}
+
+func TestModels(t *testing.T) {
+	calls := 0
+	cat := []engines.ModelInfo{{ID: "big", Default: true, Efforts: []string{"low", "high"}}}
+	s := New(map[string]engines.Driver{
+		"described": detecting{standIn{"described", &engines.Detection{Installed: true, Models: []string{"big"}, Catalog: cat}}, &calls},
+		"names":     detecting{standIn{"names", &engines.Detection{Installed: true, Models: []string{"a", "b"}}}, &calls},
+		"plain":     standIn{"plain", nil},
+	}, t.TempDir())
+	for _, tc := range []struct {
+		name string
+		want []engines.ModelInfo
+	}{
+		{"described", cat},
+		{"names", nil},
+		{"plain", nil},
+		{"unknown", nil},
+	} {
+		if got := s.Models(context.Background(), tc.name); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Models(%s) = %+v, want %+v", tc.name, got, tc.want)
+		}
 	}
 }

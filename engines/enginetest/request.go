@@ -75,6 +75,9 @@ type Tool struct {
 	// Type is the provider's tool type when not a plain function
 	// ("custom", "web_search", …).
 	Type string `json:"type,omitempty"`
+	// Namespace is the Responses namespace tool holding this one; Name is
+	// then <namespace>__<its own name>.
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // ToolResult is a tool result the agent sent back.

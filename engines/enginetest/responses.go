@@ -3,6 +3,7 @@ package enginetest
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -19,18 +20,23 @@ type responsesRequest struct {
 	Stream       bool            `json:"stream"`
 	Instructions string          `json:"instructions"`
 	Input        json.RawMessage `json:"input"`
-	Tools        []struct {
-		Type        string          `json:"type"`
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-	} `json:"tools"`
-	Text struct {
+	Tools        []responsesTool `json:"tools"`
+	Text         struct {
 		Format struct {
 			Type   string          `json:"type"`
 			Schema json.RawMessage `json:"schema"`
 		} `json:"format"`
 	} `json:"text"`
+}
+
+// responsesTool is a tool of a request; a "namespace" tool holds tools of
+// its own (Codex puts each MCP server's tools in one, named mcp__<server>).
+type responsesTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Tools       []responsesTool `json:"tools"`
 }
 
 type responsesItem struct {
@@ -39,6 +45,7 @@ type responsesItem struct {
 	Content   json.RawMessage `json:"content"`
 	CallID    string          `json:"call_id"`
 	Name      string          `json:"name"`
+	Namespace string          `json:"namespace"`
 	Arguments string          `json:"arguments"`
 	Input     string          `json:"input"`
 	Output    json.RawMessage `json:"output"`
@@ -55,6 +62,14 @@ func parseResponses(r *Request, body []byte) error {
 		r.JSONSchema = in.Text.Format.Schema
 	}
 	for _, t := range in.Tools {
+		if t.Type == "namespace" {
+			// Flattened as <namespace>__<tool>, the name a script calls it by
+			// (mcp__ensemble__hub_create_tasks), as Codex names the call.
+			for _, sub := range t.Tools {
+				r.Tools = append(r.Tools, Tool{Name: t.Name + "__" + sub.Name, Description: sub.Description, Schema: sub.Parameters, Namespace: t.Name})
+			}
+			continue
+		}
 		typ := t.Type
 		if typ == "function" {
 			typ = ""
@@ -92,7 +107,11 @@ func parseResponses(r *Request, body []byte) error {
 			}
 			add(role, Block{Type: "text", Text: contentText(it.Content)})
 		case "function_call":
-			add("assistant", Block{Type: "tool_use", ID: it.CallID, Name: it.Name, Input: json.RawMessage(validJSON(it.Arguments))})
+			name := it.Name
+			if it.Namespace != "" {
+				name = it.Namespace + "__" + name
+			}
+			add("assistant", Block{Type: "tool_use", ID: it.CallID, Name: name, Input: json.RawMessage(validJSON(it.Arguments))})
 		case "custom_tool_call":
 			in, _ := json.Marshal(map[string]string{"input": it.Input})
 			add("assistant", Block{Type: "tool_use", ID: it.CallID, Name: it.Name, Input: in})
@@ -166,10 +185,14 @@ func (s *Server) writeResponses(o *output, r *Request, rep reply) {
 			continue
 		}
 		fid := s.nextID("fc")
-		items = append(items, item{id: fid,
-			added: map[string]any{"id": fid, "type": "function_call", "status": "in_progress", "call_id": c.id, "name": c.name, "arguments": ""},
-			done:  map[string]any{"id": fid, "type": "function_call", "status": "completed", "call_id": c.id, "name": c.name, "arguments": c.args},
-		})
+		added := map[string]any{"id": fid, "type": "function_call", "status": "in_progress", "call_id": c.id, "name": c.name, "arguments": ""}
+		done := map[string]any{"id": fid, "type": "function_call", "status": "completed", "call_id": c.id, "name": c.name, "arguments": c.args}
+		if t := r.Tool(c.name); t != nil && t.Namespace != "" {
+			name := strings.TrimPrefix(c.name, t.Namespace+"__")
+			added["name"], added["namespace"] = name, t.Namespace
+			done["name"], done["namespace"] = name, t.Namespace
+		}
+		items = append(items, item{id: fid, added: added, done: done})
 	}
 	var final []any
 	for _, it := range items {

@@ -38,6 +38,9 @@ func TestProfileRoutes(t *testing.T) {
 		{"no agent", "POST", "/api/agent/profiles", `{"name":"x"}`, 400, "Give the profile a name and an agent."},
 		{"relative folder", "POST", "/api/agent/profiles", `{"name":"x","agent":"standin","folder":"src"}`, 400, `The folder "src" must be an absolute path.`},
 		{"bad settings", "POST", "/api/agent/profiles", `{"name":"x","agent":"standin","settings":{"mode":"yolo"}}`, 400, `Mode "yolo" is not one of ask, review or unattended.`},
+		{"bad context window", "POST", "/api/agent/profiles", `{"name":"x","agent":"standin","settings":{"contextTier":"huge"}}`, 400, `Context window "huge" is not one of standard or long.`},
+		{"fast not true or false", "POST", "/api/agent/profiles", `{"name":"x","agent":"standin","settings":{"fast":"yes"}}`, 400, `Field "settings.fast" must be true or false, not string.`},
+		{"context window not text", "POST", "/api/agent/profiles", `{"name":"x","agent":"standin","settings":{"contextTier":1}}`, 400, `Field "settings.contextTier" must be text, not number.`},
 		{"patch duplicate", "PATCH", "/api/agent/profiles/" + quickID, `{"name":"CAREFUL"}`, 409, `There is already a run profile named "CAREFUL"; choose another name.`},
 		{"patch bad settings", "PATCH", "/api/agent/profiles/" + id, `{"settings":{"maxTurns":-1}}`, 400, "The turns limit must be between 0 (none) and 10000."},
 		{"patch unknown field", "PATCH", "/api/agent/profiles/" + id, `{"starred":true}`, 400, `Unknown field "starred".`},
@@ -88,7 +91,7 @@ func TestProfileRoutes(t *testing.T) {
 func TestAssignWithProfile(t *testing.T) {
 	f, folder := newJobsFixture(t)
 	code, p := f.call(t, "POST", "/api/agent/profiles",
-		`{"name":"Careful","agent":"standin","folder":"`+folder+`","settings":{"mode":"review","maxTurns":5,"model":"p1"}}`)
+		`{"name":"Careful","agent":"standin","folder":"`+folder+`","settings":{"mode":"review","maxTurns":5,"model":"p1","contextTier":"long","fast":true}}`)
 	if code != http.StatusCreated {
 		t.Fatalf("create = %d %v", code, p)
 	}
@@ -100,7 +103,12 @@ func TestAssignWithProfile(t *testing.T) {
 	}{
 		{"filled from the profile", `{"title":"Say hello","profile":"careful"}`, 201, func(j map[string]any) bool {
 			s := j["settings"].(map[string]any)
-			return j["agent"] == "standin" && j["folder"] == folder && s["mode"] == "review" && s["maxTurns"] == float64(5) && s["model"] == "p1"
+			return j["agent"] == "standin" && j["folder"] == folder && s["mode"] == "review" && s["maxTurns"] == float64(5) && s["model"] == "p1" &&
+				s["contextTier"] == "long" && s["fast"] == true
+		}, ""},
+		{"fast turned off for one run", `{"title":"Say hello","profile":"careful","settings":{"fast":false,"contextTier":"standard"}}`, 201, func(j map[string]any) bool {
+			s := j["settings"].(map[string]any)
+			return s["contextTier"] == "" && s["fast"] == false && s["model"] == "p1"
 		}, ""},
 		{"the request wins", `{"title":"Say hello","profile":"` + p["id"].(string) + `","settings":{"mode":"unattended"}}`, 201, func(j map[string]any) bool {
 			s := j["settings"].(map[string]any)

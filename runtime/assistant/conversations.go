@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -308,7 +310,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 			return err
 		}
 	}
-	return s.cfg.Writer.Exec(ctx, func(t *ledger.Tx) error {
+	err := s.cfg.Writer.Exec(ctx, func(t *ledger.Tx) error {
 		res, err := t.ExecContext(t.Context(), "DELETE FROM assistant_conversations WHERE id = ?", id)
 		if err != nil {
 			return fmt.Errorf("assistant: delete conversation %s: %w", id, err)
@@ -318,6 +320,13 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		}
 		return t.Emit(KindConversation, id, ConversationChange{ID: id, Change: "deleted"})
 	})
+	if err == nil && s.cfg.PlanDir != "" && strings.HasPrefix(id, "cnv_") && !strings.ContainsAny(id, `/\.`) {
+		// The folder its plan's agent worked in goes with it.
+		if rerr := os.RemoveAll(filepath.Join(s.cfg.PlanDir, id)); rerr != nil {
+			s.cfg.Log.Warn("assistant: a deleted conversation's folder stays", "err", rerr)
+		}
+	}
+	return err
 }
 
 // exists reports whether a conversation is saved.

@@ -34,8 +34,9 @@ func holdPolicy(t *Tool, policy string) string {
 	return ""
 }
 
-// hold saves a write for Apply instead of running it, and returns what the model is told. The
-// preview is worked out now, from the records as they are; Apply checks everything again.
+// hold saves a write for Apply instead of running it, and returns what the model is told. input
+// is prepared, and the preview is worked out from it now, from the records as they are; Apply
+// prepares and checks everything again.
 func (s *Service) hold(ctx context.Context, tc *ToolContext, convID string, t *Tool, callID string, input json.RawMessage, policy string) (ToolRow, string, error) {
 	preview, err := t.Preview(ctx, tc, input)
 	if err != nil {
@@ -56,27 +57,52 @@ func (s *Service) hold(ctx context.Context, tc *ToolContext, convID string, t *T
 	if err != nil {
 		return ToolRow{}, "", fmt.Errorf("assistant: hold %s: %w", t.Name, err)
 	}
-	row := ToolRow{CallID: callID, Name: t.Name, IsWrite: true, Status: "proposed", Summary: preview, Preview: preview, ProposalID: id}
+	row := card(ToolRow{CallID: callID, Name: t.Name, IsWrite: true, Status: "proposed", Summary: preview, Preview: preview, ProposalID: id}, t)
 	where := "for the person's Apply in the chat"
 	if policy == NeedsMe {
 		row.Status = "waiting"
 		where = "for the person's answer on Needs me"
-		s.askNeedsMe(id, preview)
+		s.askNeedsMe(id, needsQuestion(t, preview))
 	}
 	told := fmt.Sprintf("Not done yet: this change waits %s (%s). Nothing has changed. Tell the person what you proposed; do not call the tool again for it.", where, preview)
 	return row, told, nil
 }
 
-// askNeedsMe puts a held write on Needs me and applies or discards it by the answer. It waits for
-// as long as the Service runs; a restart asks again (Service.Resume).
-func (s *Service) askNeedsMe(id, preview string) {
+// card marks a held write's row with what its card shows beside the preview: its area, its risk,
+// and whether it can be undone once applied. t is nil for a tool no longer registered.
+func card(r ToolRow, t *Tool) ToolRow {
+	if t != nil {
+		r.Area, r.Risk, r.NoUndo = t.Area, t.Risk, t.Undoable == NoUndo
+	}
+	return r
+}
+
+// needsQuestion is the Needs me question for a held write: its preview with its risk, and a
+// warning when it cannot be undone, since the person answers there without the chat's card.
+func needsQuestion(t *Tool, preview string) string {
+	if t == nil {
+		return "Apply this change? " + preview
+	}
+	q := fmt.Sprintf("Apply this %s-risk change? %s", t.Risk, preview)
+	if t.Undoable == NoUndo {
+		q += " It cannot be undone."
+	}
+	return q
+}
+
+// heldRow is a held write's row as it stands, with its card's marks.
+func (s *Service) heldRow(p proposal) ToolRow { return card(p.row(), s.cfg.Tools.Get(p.tool)) }
+
+// askNeedsMe puts a held write on Needs me, asking question, and applies or discards it by the
+// answer. It waits for as long as the Service runs; a restart asks again (Service.Resume).
+func (s *Service) askNeedsMe(id, question string) {
 	if s.cfg.Needs == nil {
 		return
 	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		q := needs.NewQuestion(needs.Source{Title: "Assistant"}, "Apply this change? "+preview, []string{"Apply", "Discard"}, 0, false)
+		q := needs.NewQuestion(needs.Source{Title: "Assistant"}, question, []string{"Apply", "Discard"}, 0, false)
 		a, err := s.cfg.Needs.Ask(s.life, q)
 		if err != nil {
 			return // the runtime stops, or the decision was settled elsewhere
@@ -98,17 +124,17 @@ func (s *Service) askNeedsMe(id, preview string) {
 // restart expires the old decisions).
 func (s *Service) Resume(ctx context.Context) error {
 	rows, err := s.cfg.Store.Reader().QueryContext(ctx,
-		"SELECT id, preview FROM assistant_proposals WHERE policy = 'needs-me' AND status = 'proposed' ORDER BY created_at")
+		"SELECT id, tool, preview FROM assistant_proposals WHERE policy = 'needs-me' AND status = 'proposed' ORDER BY created_at")
 	if err != nil {
 		return fmt.Errorf("assistant: held writes: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id, preview string
-		if err := rows.Scan(&id, &preview); err != nil {
+		var id, tool, preview string
+		if err := rows.Scan(&id, &tool, &preview); err != nil {
 			return fmt.Errorf("assistant: held writes: %w", err)
 		}
-		s.askNeedsMe(id, preview)
+		s.askNeedsMe(id, needsQuestion(s.cfg.Tools.Get(tool), preview))
 	}
 	return rows.Err()
 }
@@ -277,7 +303,7 @@ func (s *Service) Apply(ctx context.Context, convID string, ids []string) ([]Too
 	rows := make([]ToolRow, len(ps))
 	for i, p := range ps {
 		p.status, p.result = applied, results[i]
-		rows[i] = p.row()
+		rows[i] = s.heldRow(p)
 	}
 	return rows, nil
 }
@@ -309,28 +335,46 @@ func (s *Service) heldTool(p proposal) (*Tool, error) {
 	return t, nil
 }
 
-// applyOne checks one held write again and makes it inside b.
-func (s *Service) applyOne(ctx context.Context, b *records.Batch, p proposal) (Result, error) {
+// heldWrite is a held write checked again: its tool still exists and takes the input, and the
+// input passes the tool's Prepare against the records as tc reads them now, as it did when held.
+func (s *Service) heldWrite(ctx context.Context, tc *ToolContext, p proposal) (*Tool, json.RawMessage, error) {
 	t, err := s.heldTool(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	input, err := t.prepared(ctx, tc, p.input)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s can no longer be applied: %w", strings.TrimSuffix(p.preview, "."), err)
+	}
+	return t, input, nil
+}
+
+// applyOne checks one held write again and makes it inside b. Its tool reads through b, so it
+// sees what the held writes before it in this Apply changed.
+func (s *Service) applyOne(ctx context.Context, b *records.Batch, p proposal) (Result, error) {
+	tc := s.toolContext(p.conv)
+	tc.Records = b.Reads()
+	t, input, err := s.heldWrite(ctx, tc, p)
 	if err != nil {
 		return Result{}, err
 	}
 	if err := checkWorkflowPlan(b.Tx(), p); err != nil {
 		return Result{}, err
 	}
-	return t.Write(ctx, s.toolContext(p.conv), b, p.input)
+	return t.Write(ctx, tc, b, input)
 }
 
 // applyOutside checks one held outside write again and makes it. The tool claims the proposal in
 // the transaction that makes its change (for an assignment, the one that saves the run, before the
 // run is queued), so of two Applies at once exactly one changes anything.
 func (s *Service) applyOutside(ctx context.Context, p proposal) (Result, error) {
-	t, err := s.heldTool(p)
+	tc := s.toolContext(p.conv)
+	t, input, err := s.heldWrite(ctx, tc, p)
 	if err != nil {
 		return Result{}, err
 	}
 	claimed := false
-	res, err := t.Outside(ctx, s.toolContext(p.conv), p.input, func(tx *ledger.Tx, res Result) error {
+	res, err := t.Outside(ctx, tc, input, func(tx *ledger.Tx, res Result) error {
 		if err := markApplied(tx, p, res); err != nil {
 			return err
 		}
@@ -372,7 +416,7 @@ func (s *Service) applyFailed(ctx context.Context, ps []proposal, landed []*Resu
 			p.status, p.result = applied, landed[i]
 			n++
 		}
-		rows[i] = p.row()
+		rows[i] = s.heldRow(p)
 		if i == bad {
 			rows[i].Status, rows[i].Summary = "error", msg
 		}
@@ -427,7 +471,7 @@ func (s *Service) proposalRows(ctx context.Context, convID string) (map[string]T
 	}
 	out := make(map[string]ToolRow, len(ps))
 	for _, p := range ps {
-		out[p.id] = p.row()
+		out[p.id] = s.heldRow(p)
 	}
 	return out, nil
 }

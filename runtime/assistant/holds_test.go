@@ -195,7 +195,7 @@ func TestNeedsMeAppliesOnAnswer(t *testing.T) {
 			t.Fatal("no decision on Needs me")
 		}
 	}
-	if !strings.Contains(d.Question, "Add 1 task: “Book flights”") || d.Options[0] != "Apply" {
+	if !strings.Contains(d.Question, "Apply this medium-risk change? Add 1 task: “Book flights”") || d.Options[0] != "Apply" {
 		t.Fatalf("decision %+v", d)
 	}
 	if _, err := nd.Answer(ctx, d.ID, needs.Choose(0), needs.ByBrowser); err != nil {

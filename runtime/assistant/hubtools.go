@@ -62,6 +62,8 @@ const listBudget = MaxToolResultChars - 600
 func listTasksTool() Tool {
 	return Tool{
 		Name:        "hub_list_tasks",
+		Area:        "tasks",
+		Risk:        RiskLow,
 		Description: "List the person's tasks (not in Trash), in board order. Filter by status or label, or by words in the title. Long lists come in parts: call again with the offset the note names.",
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 			"status":{"type":"string","enum":` + statusEnum + `},
@@ -104,6 +106,9 @@ func listTasksTool() Tool {
 func createTasksTool() Tool {
 	return Tool{
 		Name:        "hub_create_tasks",
+		Area:        "tasks",
+		Risk:        RiskMedium, // up to 50 at once
+		Undoable:    Undoable,
 		Description: "Create one or more tasks in one step (one Undo). Give each a short title; status defaults to todo.",
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["tasks"],"properties":{
 			"tasks":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["title"],"properties":{
@@ -186,9 +191,13 @@ func (t newTask) input() records.TaskInput {
 func updateTaskTool() Tool {
 	return Tool{
 		Name:        "hub_update_task",
+		Area:        "tasks",
+		Risk:        RiskMedium,
+		Undoable:    Undoable,
+		Prepare:     taskKind.prepareID,
 		Description: "Change one task: its title, status (moves follow the task state machine), priority, due date or labels. Only the fields given change.",
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
-			"id":{"type":"string","minLength":1},
+			"id":{"type":"string","minLength":1,"description":"the task's id, ensemble:// link or exact title"},
 			"title":{"type":"string","minLength":1,"maxLength":300},
 			"status":{"type":"string","enum":` + statusEnum + `},
 			"priority":{"type":"string","enum":` + priorityEnum + `},

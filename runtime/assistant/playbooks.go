@@ -294,6 +294,8 @@ func howToTool() Tool {
 	}
 	return Tool{
 		Name: "hub_how_to",
+		Area: "skills", // playbooks are the built-in skills (spec 000 intro)
+		Risk: RiskLow,
 		Description: "Load a playbook: how to use the tools for one kind of request, and the tools it needs for the rest of this turn. " +
 			"Playbooks: " + strings.Join(names, ", ") + ".",
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["name"],"properties":{

@@ -162,7 +162,7 @@ func TestShownTools(t *testing.T) {
 	// However many tools there are, a request carries at most MaxToolSchemas.
 	big := NewRegistry()
 	for i := range 200 {
-		if err := big.Register(Tool{Name: fmt.Sprintf("t%03d", i), Schema: []byte(`{"type":"object"}`), Run: readSkillTool().Run}); err != nil {
+		if err := big.Register(Tool{Name: fmt.Sprintf("t%03d", i), Area: "skills", Risk: RiskLow, Schema: []byte(`{"type":"object"}`), Run: readSkillTool().Run}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -15,13 +17,27 @@ import (
 	"github.com/ensemblework/ensemble/runtime/records"
 )
 
-// Tool is one thing the assistant can do: a read (Run) or a write (Write). Its input is checked
-// against Schema before either is called.
+// Tool is one thing the assistant can do: a read (Run) or a write (Write or Outside). Its input
+// is checked against Schema, then Prepare'd, before any of them is called (spec 000 §4).
 type Tool struct {
 	Name        string
 	Description string
+	// Area is the part of Ensemble the tool works in, one of toolAreas: a tool row names it, so the
+	// dock shows what a call touched.
+	Area string
+	// Risk is what a call could cost the person if it was not what they meant; a held write's
+	// card and its Needs me question show it.
+	Risk Risk
+	// Undoable says whether a write's change can be undone from its receipt; every write
+	// declares it, a read leaves it unset.
+	Undoable Undo
 	// Schema is the input's JSON schema (an object).
 	Schema json.RawMessage
+	// Prepare resolves and checks a write's input against the records as they are now, before it
+	// is previewed, held or run, and again at Apply: it returns the input the write really runs
+	// with (a task named by title becomes its id), or a sentence for the model saying why nothing
+	// was done. Given its own answer it must return it unchanged, so Apply does what was previewed.
+	Prepare func(ctx context.Context, tc *ToolContext, input json.RawMessage) (json.RawMessage, error)
 	// Run answers a read.
 	Run func(ctx context.Context, tc *ToolContext, input json.RawMessage) (Result, error)
 	// Write makes a write's change inside b, so several held writes can be applied as one
@@ -43,6 +59,35 @@ type Tool struct {
 	IsWrite  bool
 	resolved *jsonschema.Resolved
 }
+
+// toolAreas are the parts of Ensemble a tool may work in (spec 000 §8).
+var toolAreas = []string{"tasks", "pages", "projects", "people", "repos", "search", "web", "agents", "skills", "workflows"}
+
+// Risk is how much a call could cost the person if it was not what they meant.
+type Risk string
+
+// The risks. A read is always low: it changes nothing.
+const (
+	// RiskLow is a read, or a write that only adds a record.
+	RiskLow Risk = "low"
+	// RiskMedium is a write that changes records in place, or adds many at once.
+	RiskMedium Risk = "medium"
+	// RiskHigh is a write that removes records, makes several writes at once, or starts work
+	// outside the records (an agent run) that spends the person's time and money.
+	RiskHigh Risk = "high"
+)
+
+// Undo is whether a write's change can be undone.
+type Undo uint8
+
+// The answers a write gives; a read gives none.
+const (
+	// Undoable is a write whose change is one ledger group, undone from its receipt.
+	Undoable Undo = iota + 1
+	// NoUndo is a write whose change Undo cannot take back (a started agent run): its receipt
+	// says so and the dock offers no Undo.
+	NoUndo
+)
 
 // ToolContext is what a running tool may use.
 type ToolContext struct {
@@ -80,8 +125,9 @@ type Registry struct {
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{tools: map[string]*Tool{}} }
 
-// Register adds t, compiling its schema. A second tool of the same name, or a schema that does not
-// compile, is an error.
+// Register adds t, compiling its schema. A tool without a name, an area or a risk, a write that
+// does not say whether it can be undone or cannot be previewed, a second tool of the same name,
+// or a schema that does not compile, is an error.
 func (r *Registry) Register(t Tool) error {
 	funcs := 0
 	for _, set := range []bool{t.Run != nil, t.Write != nil, t.Outside != nil} {
@@ -93,8 +139,8 @@ func (r *Registry) Register(t Tool) error {
 		return fmt.Errorf("assistant: a tool needs a name and one of a run, a write or an outside func")
 	}
 	t.IsWrite = t.Run == nil
-	if t.IsWrite && t.Preview == nil {
-		return fmt.Errorf("assistant: write tool %s needs a preview", t.Name)
+	if err := t.checkContract(); err != nil {
+		return fmt.Errorf("assistant: tool %s: %w", t.Name, err)
 	}
 	if _, dup := r.tools[t.Name]; dup {
 		return fmt.Errorf("assistant: tool %s registered twice", t.Name)
@@ -109,6 +155,37 @@ func (r *Registry) Register(t Tool) error {
 	}
 	t.resolved = res
 	r.tools[t.Name] = &t
+	return nil
+}
+
+// checkContract checks the fields spec 000 §4 asks of a tool: its area and risk, and of a write
+// its preview and its Undo, which the dock relies on to offer Undo only where it works.
+func (t *Tool) checkContract() error {
+	if !slices.Contains(toolAreas, t.Area) {
+		return fmt.Errorf("area %q is not one of %s", t.Area, strings.Join(toolAreas, ", "))
+	}
+	switch t.Risk {
+	case RiskLow, RiskMedium, RiskHigh:
+	default:
+		return fmt.Errorf("risk %q is not low, medium or high", t.Risk)
+	}
+	if !t.IsWrite {
+		switch {
+		case t.Risk != RiskLow:
+			return fmt.Errorf("a read changes nothing, so its risk is low, not %s", t.Risk)
+		case t.Undoable != 0 || t.Prepare != nil:
+			return fmt.Errorf("a read has nothing to undo or prepare")
+		}
+		return nil
+	}
+	switch {
+	case t.Preview == nil:
+		return fmt.Errorf("a write needs a preview")
+	case t.Undoable != Undoable && t.Undoable != NoUndo:
+		return fmt.Errorf("a write must say whether it can be undone")
+	case t.Outside != nil && t.Undoable != NoUndo:
+		return fmt.Errorf("a write made outside the records has no Undo")
+	}
 	return nil
 }
 
@@ -136,9 +213,34 @@ func (r *Registry) Describe(names []string) []models.Tool {
 	return out
 }
 
-// Call runs the tool: a read as it is, a write as its own transaction and Undo group, described by
-// its result's summary.
+// Call prepares input and runs the tool: a read as it is, a write as its own transaction and
+// Undo group, described by its result's summary.
 func (t *Tool) Call(ctx context.Context, tc *ToolContext, input json.RawMessage) (Result, error) {
+	input, err := t.prepared(ctx, tc, input)
+	if err != nil {
+		return Result{}, err
+	}
+	return t.dispatch(ctx, tc, input)
+}
+
+// prepared is input as the tool will really run it: Prepare's answer, checked against the schema
+// again, or input itself for a tool without Prepare.
+func (t *Tool) prepared(ctx context.Context, tc *ToolContext, input json.RawMessage) (json.RawMessage, error) {
+	if t.Prepare == nil {
+		return input, nil
+	}
+	out, err := t.Prepare(ctx, tc, input)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Validate(out); err != nil {
+		return nil, fmt.Errorf("assistant: %s prepared an input its schema refuses: %w", t.Name, err)
+	}
+	return out, nil
+}
+
+// dispatch runs the tool on an input already prepared.
+func (t *Tool) dispatch(ctx context.Context, tc *ToolContext, input json.RawMessage) (Result, error) {
 	switch {
 	case t.Outside != nil:
 		return t.Outside(ctx, tc, input, func(*ledger.Tx, Result) error { return nil }) // no held write to claim

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/models"
 	"github.com/ensemblework/ensemble/runtime/needs"
@@ -52,6 +53,14 @@ type Config struct {
 	Runs Runs
 	// Log is for what no person waits to hear; slog.Default() when nil.
 	Log *slog.Logger
+	// Plans are the agents a turn can run on as the person's own plan, by driver name ("claude",
+	// "codex"; spec 003 §8). PlanDir holds each conversation's folder, PlanMCPURL is where the
+	// agent reaches the turn's tools (the runtime's route to PlanMCP), and PlanReady, when set,
+	// says why an agent cannot run now (not installed, signed out).
+	Plans      map[string]engines.Driver
+	PlanDir    string
+	PlanMCPURL string
+	PlanReady  func(ctx context.Context, agent string) error
 }
 
 // Service answers assistant turns. Conversations and settings are kept in SQLite; which
@@ -60,8 +69,9 @@ type Service struct {
 	cfg        Config
 	settingsMu sync.Mutex // serialises SetSettings
 
-	mu    sync.Mutex // guards the following fields
-	turns map[string]*running
+	mu        sync.Mutex // guards the following fields
+	turns     map[string]*running
+	planTurns map[string]*planTurn // by their secret's hash
 
 	// life ends at Close; the Needs me waits of held writes run under it.
 	life    context.Context
@@ -121,6 +131,12 @@ type ToolRow struct {
 	Preview    string `json:"preview,omitempty"`
 	// Undone: the write's group has been undone since.
 	Undone bool `json:"undone,omitempty"`
+	// Area is the part of Ensemble the tool works in (tasks, pages, …): what the call touched.
+	Area string `json:"area,omitempty"`
+	// Risk is a held write's risk (low, medium, high), shown on its card.
+	Risk Risk `json:"risk,omitempty"`
+	// NoUndo: the write cannot be undone (it started an agent run), so no Undo is offered for it.
+	NoUndo bool `json:"noUndo,omitempty"`
 }
 
 // Reply is a finished turn.
@@ -175,15 +191,9 @@ func (s *Service) Turn(ctx context.Context, req TurnRequest, emit func(Event)) (
 		return Reply{}, err
 	}
 	req = settings.fill(req)
-	if req.Model == "" {
-		return Reply{}, &InputError{"Choose a model: name one with the message, or set one in the assistant's settings."}
-	}
-	if err := models.CheckEffort(req.Provider, req.Model, req.Effort); err != nil {
-		return Reply{}, &InputError{err.Error()} // before anything is spent
-	}
-	provider, err := s.cfg.Providers(req.Provider, req.BaseURL)
+	answer, err := s.answerer(ctx, req)
 	if err != nil {
-		return Reply{}, &InputError{err.Error()}
+		return Reply{}, err
 	}
 	id, isNew := req.ConversationID, req.ConversationID == ""
 	if isNew {
@@ -199,7 +209,7 @@ func (s *Service) Turn(ctx context.Context, req TurnRequest, emit func(Event)) (
 		return Reply{}, err
 	}
 	emit(Event{Type: "conversation", ConversationID: id})
-	reply, err := s.run(tctx, provider, id, req, settings.WritePolicy, history, emit)
+	reply, err := answer(tctx, id, req, settings.WritePolicy, history, emit)
 	stopped := err != nil && tctx.Err() != nil && !models.IsTimeout(err)
 	m := Message{Role: "assistant", Text: reply.Text, Tools: reply.Tools}
 	switch {
@@ -226,6 +236,39 @@ func (s *Service) Turn(ctx context.Context, req TurnRequest, emit func(Event)) (
 	}
 	emit(Event{Type: "done", ConversationID: id, Reply: &reply})
 	return reply, nil
+}
+
+// answerFunc answers a turn whose person's message is saved.
+type answerFunc func(ctx context.Context, convID string, req TurnRequest, policy string, history []models.Message, emit func(Event)) (Reply, error)
+
+// answerer checks req's provider, model and effort before anything is spent, and returns what
+// answers it: the tool loop on a model API, or the agent of the person's plan.
+func (s *Service) answerer(ctx context.Context, req TurnRequest) (answerFunc, error) {
+	if p, ok := aiPlans[req.Provider]; ok {
+		if err := p.checkEffort(req.Effort); err != nil {
+			return nil, &InputError{err.Error()}
+		}
+		d, err := s.planDriver(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, convID string, req TurnRequest, policy string, history []models.Message, emit func(Event)) (Reply, error) {
+			return s.runPlan(ctx, p, d, convID, req, policy, history, emit)
+		}, nil
+	}
+	if req.Model == "" {
+		return nil, &InputError{"Choose a model: name one with the message, or set one in the assistant's settings."}
+	}
+	if err := models.CheckEffort(req.Provider, req.Model, req.Effort); err != nil {
+		return nil, &InputError{err.Error()}
+	}
+	provider, err := s.cfg.Providers(req.Provider, req.BaseURL)
+	if err != nil {
+		return nil, &InputError{err.Error()}
+	}
+	return func(ctx context.Context, convID string, req TurnRequest, policy string, history []models.Message, emit func(Event)) (Reply, error) {
+		return s.run(ctx, provider, convID, req, policy, history, emit)
+	}, nil
 }
 
 // historyText is what later turns send the model for a reply: its text, then one line per write
@@ -365,12 +408,16 @@ func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offe
 	if t == nil || !contains(offered, c.Name) {
 		return fail(fmt.Sprintf("There is no tool named %q in this turn; the tools are %s. Nothing was done.", c.Name, strings.Join(offered, ", ")))
 	}
-	row.IsWrite = t.IsWrite
+	row.IsWrite, row.Area, row.NoUndo = t.IsWrite, t.Area, t.Undoable == NoUndo
 	if err := t.Validate(c.Input); err != nil {
 		return fail(fmt.Sprintf("The input for %s is not valid: %v. Nothing was done.", c.Name, err))
 	}
+	input, err := t.prepared(ctx, tc, rawOr(c.Input))
+	if err != nil {
+		return fail(err.Error())
+	}
 	if hp := holdPolicy(t, policy); hp != "" {
-		held, told, err := s.hold(ctx, tc, convID, t, c.ID, rawOr(c.Input), hp)
+		held, told, err := s.hold(ctx, tc, convID, t, c.ID, input, hp)
 		if err != nil {
 			return fail(err.Error())
 		}
@@ -378,7 +425,7 @@ func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offe
 		return held, told, false
 	}
 	emit(Event{Type: "tool", Tool: &row})
-	res, err := t.Call(ctx, tc, rawOr(c.Input))
+	res, err := t.dispatch(ctx, tc, input)
 	if err != nil {
 		return fail(err.Error())
 	}

@@ -67,7 +67,9 @@ func (c SettingsChange) apply(st Settings) (Settings, error) {
 	switch st.Provider {
 	case "anthropic", "openai", "ollama":
 	default:
-		return st, &InputError{fmt.Sprintf("Provider %q is not one of anthropic, openai or ollama.", st.Provider)}
+		if !IsPlan(st.Provider) {
+			return st, &InputError{fmt.Sprintf("Provider %q is not one of anthropic, openai, ollama, claude-code or codex.", st.Provider)}
+		}
 	}
 	switch st.WritePolicy {
 	case Immediate, Preview, NeedsMe:
@@ -80,7 +82,11 @@ func (c SettingsChange) apply(st Settings) (Settings, error) {
 	if strings.IndexFunc(st.Effort, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' }) >= 0 || len(st.Effort) > 20 {
 		return st, &InputError{fmt.Sprintf("Effort %q is not a level such as low, medium or high.", st.Effort)}
 	}
-	if st.Model != "" && st.Effort != "" {
+	if p, ok := aiPlans[st.Provider]; ok {
+		if err := p.checkEffort(st.Effort); err != nil {
+			return st, &InputError{err.Error()}
+		}
+	} else if st.Model != "" && st.Effort != "" {
 		// The effort is the model's: one it does not take would be refused at every turn.
 		if err := models.CheckEffort(st.Provider, st.Model, st.Effort); err != nil {
 			return st, &InputError{err.Error()}

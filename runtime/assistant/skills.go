@@ -185,6 +185,8 @@ func skillsBlock(sks []Skill) string {
 func readSkillTool() Tool {
 	return Tool{
 		Name:        "hub_read_skill",
+		Area:        "skills",
+		Risk:        RiskLow,
 		Description: "Read one of the person's personal skills (their saved instructions, named in the instructions) by its name.",
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["name"],"properties":{
 			"name":{"type":"string","minLength":1,"description":"the skill's name"}}}`),

@@ -83,13 +83,18 @@ type schemaError struct{ err error }
 
 func (e *schemaError) Error() string { return "schema: " + e.err.Error() }
 
-// preview validates input and asks the write what it would do.
+// preview validates and prepares input and asks the write what it would do, as a turn holding it
+// would.
 func (e *toolEnv) preview(t *testing.T, name string, input any) (string, error) {
 	t.Helper()
 	tl := e.tool(t, name)
 	in := raw(t, input)
 	if err := tl.Validate(in); err != nil {
 		return "", &schemaError{err}
+	}
+	in, err := tl.prepared(context.Background(), e.tc, in)
+	if err != nil {
+		return "", err
 	}
 	return tl.Preview(context.Background(), e.tc, in)
 }

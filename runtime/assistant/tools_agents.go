@@ -25,6 +25,9 @@ type assignInput struct {
 	Folder        string `json:"folder"`
 	RepoURL       string `json:"repoUrl"`
 	Model         string `json:"model"`
+	Effort        string `json:"effort"`
+	ContextTier   string `json:"contextTier"`
+	Fast          *bool  `json:"fast"`
 	ContinueRunID string `json:"continueRunId"`
 	SessionID     string `json:"sessionId"`
 	Profile       string `json:"profile"`
@@ -33,10 +36,11 @@ type assignInput struct {
 // assignment is an assignment checked against the records, the agents and the folders as they
 // are now: what Preview describes and what Apply sends.
 type assignment struct {
-	title   string
-	req     jobs.AssignRequest
-	where   string // the folder as a person reads it, "" for the one the run gets
-	profile string // the run profile's name, "" for none (Quick settings)
+	title     string
+	req       jobs.AssignRequest
+	where     string // the folder as a person reads it, "" for the one the run gets
+	profile   string // the run profile's name, "" for none (Quick settings)
+	profileID string
 }
 
 // planAssign checks an assignment. It runs at preview and again at Apply, so an agent signed out
@@ -49,18 +53,24 @@ func planAssign(ctx context.Context, tc *ToolContext, raw json.RawMessage) (assi
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return assignment{}, err
 	}
-	task, err := tc.Records.Tasks().Get(ctx, bareID(in.TaskID, "task"))
-	if err == nil && task.DeletedAt != nil {
-		err = fmt.Errorf("There is no task with that id (it is in Trash); call hub_list_tasks to find it.")
-	}
+	task, err := taskKind.live(ctx, tc, in.TaskID)
 	if err != nil {
-		return assignment{}, missing(err, "task", "hub_list_tasks")
+		return assignment{}, err
 	}
 	a := assignment{title: task.Title, req: jobs.AssignRequest{TaskID: task.ID, Agent: strings.TrimSpace(in.Agent),
 		RepoURL: strings.TrimSpace(in.RepoURL), Continue: strings.TrimSpace(in.ContinueRunID), Actor: tc.Actor}}
+	// The model and its choices keep all four, as the Assign dialog sends them (spec 003 §3.2);
+	// the runner checks them again against the model and leaves out one it does not take.
 	if in.Model != "" {
 		a.req.Settings.Model = &in.Model
 	}
+	if in.Effort != "" {
+		a.req.Settings.Effort = &in.Effort
+	}
+	if in.ContextTier != "" {
+		a.req.Settings.ContextTier = &in.ContextTier
+	}
+	a.req.Settings.Fast = in.Fast
 	if in.SessionID != "" {
 		ss, err := tc.Runs.Session(ctx, strings.TrimSpace(in.SessionID))
 		if err != nil {
@@ -123,7 +133,7 @@ func (a *assignment) underProfile(ctx context.Context, tc *ToolContext, ref stri
 	if err != nil || !found {
 		return err
 	}
-	a.profile = p.Name
+	a.profile, a.profileID = p.Name, p.ID
 	a.req = p.Fill(a.req)
 	if a.req.Folder != "" {
 		a.where = a.req.Folder
@@ -186,8 +196,8 @@ func (a assignment) preview() string {
 	if a.req.Continue != "" {
 		b.WriteString(", continuing its earlier session")
 	}
-	if m := a.req.Settings.Model; m != nil && *m != "" {
-		fmt.Fprintf(&b, " (model %s)", *m)
+	if choices := a.choices(); choices != "" {
+		fmt.Fprintf(&b, " (%s)", choices)
 	}
 	if a.profile != "" {
 		fmt.Fprintf(&b, ", under the run profile “%s”", a.profile)
@@ -196,9 +206,34 @@ func (a assignment) preview() string {
 	return b.String()
 }
 
+// prepareAssign fixes what an assignment would otherwise leave to the moment it runs: the task by
+// its id, the agent, and the run profile (the default one, when none is named), so Apply starts
+// the run the person saw previewed even if the default profile changes in between.
+func prepareAssign(ctx context.Context, tc *ToolContext, raw json.RawMessage) (json.RawMessage, error) {
+	a, err := planAssign(ctx, tc, raw)
+	if err != nil {
+		return nil, err
+	}
+	fixed := map[string]string{"taskId": a.req.TaskID, "agent": a.req.Agent, "profile": a.profileID}
+	for _, k := range []string{"taskId", "agent", "profile"} {
+		if fixed[k] == "" {
+			continue
+		}
+		if raw, err = withField(raw, k, fixed[k]); err != nil {
+			return nil, err
+		}
+	}
+	return raw, nil
+}
+
 func assignToAgentTool() Tool {
 	return Tool{
 		Name: "hub_assign_to_agent",
+		Area: "agents",
+		// It starts an agent run, which spends the person's time and money and which Undo cannot
+		// take back.
+		Risk:     RiskHigh,
+		Undoable: NoUndo,
 		Description: "Assign a task to a coding agent on this computer: it starts a run of the agent on the task. " +
 			"Always waits for the person's Apply. Name the agent (as hub_list_agent_sessions shows them, e.g. claude, codex) and the folder to work in " +
 			"(an absolute path or ~/…; without one the run gets the task's project folder or a fresh one). " +
@@ -206,15 +241,19 @@ func assignToAgentTool() Tool {
 			"The run takes the run profile named in profile, else the person's default profile (the starred one, else the first saved): " +
 			"its agent, folder and settings, except what you name here.",
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["taskId"],"properties":{
-			"taskId":{"type":"string","minLength":1},
+			"taskId":{"type":"string","minLength":1,"description":"the task's id, ensemble:// link or exact title"},
 			"agent":{"type":"string","description":"claude, codex, …"},
 			"folder":{"type":"string","description":"absolute path or ~/…"},
 			"repoUrl":{"type":"string","description":"a repository to clone as the run's folder, instead of a folder"},
 			"model":{"type":"string","description":"the agent's model; its default when left out"},
+			"effort":{"type":"string","description":"the model's thinking level (low, medium, high…); its default when left out"},
+			"contextTier":{"type":"string","enum":["standard","long"],"description":"the model's context window, for a model with a long one"},
+			"fast":{"type":"boolean","description":"the model's fast mode, for a model that has one (faster, uses more of the plan)"},
 			"continueRunId":{"type":"string","description":"an earlier run whose agent session this run continues"},
 			"sessionId":{"type":"string","description":"an agent session (from hub_list_agent_sessions) to continue"},
 			"profile":{"type":"string","description":"a run profile's name or id; the default profile when left out"}}}`),
 		AlwaysHold: true,
+		Prepare:    prepareAssign,
 		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
 			a, err := planAssign(ctx, tc, raw)
 			if err != nil {
@@ -261,6 +300,8 @@ type sessionRow struct {
 func listAgentSessionsTool() Tool {
 	return Tool{
 		Name:        "hub_list_agent_sessions",
+		Area:        "agents",
+		Risk:        RiskLow,
 		Description: "List the person's coding-agent sessions, newest first: agent, folder, latest task, last run, status and how it ended. Narrow by agent, task or words. Pass a session's id to hub_assign_to_agent as sessionId to continue it.",
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
 			"agent":{"type":"string"},
@@ -303,4 +344,23 @@ func listAgentSessionsTool() Tool {
 				Data: listData("sessions", rows, len(all), note)}, nil
 		},
 	}
+}
+
+// choices are the model choices an assignment names, as the preview says them.
+func (a assignment) choices() string {
+	st := a.req.Settings
+	var parts []string
+	if st.Model != nil && *st.Model != "" {
+		parts = append(parts, "model "+*st.Model)
+	}
+	if st.Effort != nil && *st.Effort != "" {
+		parts = append(parts, "thinking "+*st.Effort)
+	}
+	if st.ContextTier != nil && *st.ContextTier == "long" {
+		parts = append(parts, "long context")
+	}
+	if st.Fast != nil && *st.Fast {
+		parts = append(parts, "fast mode")
+	}
+	return strings.Join(parts, ", ")
 }

@@ -107,7 +107,8 @@ func TestAssignWaitsForApplyAndStartsOneRun(t *testing.T) {
 	taskID := f.task(t, "Fix login")
 	folder := t.TempDir()
 	f.srv.Script(
-		enginetest.ToolCall("hub_assign_to_agent", map[string]any{"taskId": taskID, "agent": "stand-in", "folder": folder, "model": "m1"}),
+		enginetest.ToolCall("hub_assign_to_agent", map[string]any{"taskId": taskID, "agent": "stand-in", "folder": folder, "model": "m1",
+			"effort": "high", "contextTier": "long", "fast": true}),
 		enginetest.Say("I proposed the assignment; apply it to start the run."),
 	)
 	r, _, err := f.turn(t, "anthropic", "have the agent fix login")
@@ -115,9 +116,12 @@ func TestAssignWaitsForApplyAndStartsOneRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := r.Tools[0]
-	want := "Assign “Fix login” to Stand-in in " + homeShort(folder) + " (model m1)."
+	want := "Assign “Fix login” to Stand-in in " + homeShort(folder) + " (model m1, thinking high, long context, fast mode)."
 	if row.Status != "proposed" || row.ProposalID == "" || row.Preview != want {
 		t.Fatalf("row %+v, want preview %q", row, want)
+	}
+	if row.Area != "agents" || row.Risk != RiskHigh || !row.NoUndo {
+		t.Errorf("card %+v, want a high-risk agents write without Undo", row)
 	}
 	if n := f.count(t, "SELECT count(*) FROM jobs"); n != 0 {
 		t.Fatalf("%d runs before Apply", n)
@@ -144,6 +148,9 @@ func TestAssignWaitsForApplyAndStartsOneRun(t *testing.T) {
 			if got.Status != "done" || len(got.Refs) != 2 || got.Refs[0].ID != taskID || got.Refs[1].Kind != "run" {
 				t.Errorf("receipt %+v", got)
 			}
+			if !got.NoUndo || got.Group != "" {
+				t.Errorf("receipt %+v offers Undo for a started run", got)
+			}
 		case !errors.As(err, &cf):
 			t.Errorf("apply: %v", err)
 		}
@@ -153,6 +160,9 @@ func TestAssignWaitsForApplyAndStartsOneRun(t *testing.T) {
 	}
 	if n := f.count(t, "SELECT count(*) FROM jobs"); n != 1 {
 		t.Fatalf("%d runs saved, want 1", n)
+	}
+	if n := f.count(t, "SELECT count(*) FROM job_settings WHERE model = 'm1' AND effort = 'high' AND context_tier = 'long' AND fast = 1"); n != 1 {
+		t.Errorf("the run's settings do not keep the model's four choices")
 	}
 	var job jobs.Job
 	for deadline := time.Now().Add(20 * time.Second); ; {
@@ -331,5 +341,52 @@ func TestAssignUnderProfile(t *testing.T) {
 	_, err = planAssign(ctx, tc, raw(t, map[string]any{"taskId": taskID, "continueRunId": j.ID, "profile": "Careful"}))
 	if err == nil || !strings.Contains(err.Error(), "leave out the profile") {
 		t.Errorf("continuing under a profile: %v", err)
+	}
+}
+
+// TestAssignPrepareFixesProfile: Prepare fixes an assignment's task (named by title) and its
+// default profile when it is proposed, so starring another profile before Apply does not change
+// the run the person saw previewed.
+func TestAssignPrepareFixesProfile(t *testing.T) {
+	ctx := context.Background()
+	f := newAgentFixture(t)
+	taskID := f.task(t, "Fix login")
+	str := func(v string) *string { return &v }
+	careDir := t.TempDir()
+	care, err := f.prof.Create(ctx, profiles.Input{Name: str("Careful"), Agent: str("stand-in"), Folder: str(careDir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	star, err := f.prof.Create(ctx, profiles.Input{Name: str("Starred"), Agent: str("stand-in"), Folder: str(t.TempDir())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.Script(enginetest.ToolCall("hub_assign_to_agent", map[string]any{"taskId": "fix login"}), enginetest.Say("Proposed."))
+	r, _, err := f.turn(t, "anthropic", "have the agent fix login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := r.Tools[0]
+	if row.Status != "proposed" || !strings.Contains(row.Preview, "“Careful”") {
+		t.Fatalf("row %+v", row)
+	}
+	var saved string
+	if err := f.st.Reader().QueryRow("SELECT input FROM assistant_proposals WHERE id = ?", row.ProposalID).Scan(&saved); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{taskID, care.ID, `"agent":"stand-in"`} {
+		if !strings.Contains(saved, want) {
+			t.Errorf("held input %s lacks %s", saved, want)
+		}
+	}
+	if _, err := f.prof.Star(ctx, star.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Apply(ctx, r.ConversationID, []string{row.ProposalID}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := f.js.List(ctx, taskID)
+	if err != nil || len(list) != 1 || list[0].Folder != careDir {
+		t.Fatalf("runs %+v, %v; want one in the Careful profile's folder", list, err)
 	}
 }

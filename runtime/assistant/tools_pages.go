@@ -29,6 +29,7 @@ func pageRef(p records.Page) Ref { return Ref{Kind: "page", ID: p.ID, Title: p.T
 // pageKind is pages to the shared list tool.
 var pageKind = recordKind[records.Page, records.PageInput]{
 	kind: "page", noun: "page", listName: "hub_list_pages",
+	area:    "pages",
 	coll:    (*records.Service).Pages,
 	id:      func(p records.Page) string { return p.ID },
 	title:   func(p records.Page) string { return p.Title },
@@ -58,6 +59,8 @@ func readPageTool() Tool {
 	return Tool{
 		Name:        "hub_read_page",
 		Description: "Read one page's Markdown. A long page comes as its start and end with the middle cut; pass offset to read a part in full.",
+		Area:        "pages",
+		Risk:        RiskLow,
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
 			"id":{"type":"string","minLength":1,"description":"the page's id or ensemble:// link"},
 			"offset":{"type":"integer","minimum":0,"description":"read from this character on"}}}`),
@@ -94,6 +97,9 @@ func createPageTool() Tool {
 	return Tool{
 		Name:        "hub_create_page",
 		Description: "Create a page with a title and a Markdown body, optionally inside another page. Link people and records in the body as [@Name](ensemble://person/<id>).",
+		Area:        "pages",
+		Risk:        RiskLow,
+		Undoable:    Undoable,
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["title"],"properties":{
 			"title":{"type":"string","minLength":1,"maxLength":300},
 			"body":{"type":"string","description":"Markdown"},
@@ -156,8 +162,12 @@ func updatePageTool() Tool {
 	return Tool{
 		Name:        "hub_update_page",
 		Description: "Rename a page or replace its whole Markdown body. To change part of the body, use hub_edit_page instead.",
+		Area:        "pages",
+		Risk:        RiskMedium,
+		Undoable:    Undoable,
+		Prepare:     pageKind.prepareID,
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
-			"id":{"type":"string","minLength":1},
+			"id":{"type":"string","minLength":1,"description":"the page's id, ensemble:// link or exact title"},
 			"title":{"type":"string","minLength":1,"maxLength":300},
 			"body":{"type":"string","description":"the new Markdown body, replacing the old"}}}`),
 		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
@@ -241,8 +251,12 @@ func editPageTool() Tool {
 		Name: "hub_edit_page",
 		Description: "Change parts of a page's Markdown body by exact find and replace, in order: each old text must occur exactly once in the body as the earlier edits left it (include enough around it to make it unique). " +
 			"All the edits land together or none do. To replace the whole body, use hub_update_page.",
+		Area:     "pages",
+		Risk:     RiskMedium,
+		Undoable: Undoable,
+		Prepare:  pageKind.prepareID,
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id","edits"],"properties":{
-			"id":{"type":"string","minLength":1},
+			"id":{"type":"string","minLength":1,"description":"the page's id, ensemble:// link or exact title"},
 			"edits":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["old","new"],"properties":{
 				"old":{"type":"string","minLength":1,"description":"the exact text to replace"},
 				"new":{"type":"string","description":"what replaces it; empty to delete it"}}}}}}`),

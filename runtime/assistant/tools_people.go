@@ -15,6 +15,7 @@ type personRow struct {
 
 var personKind = recordKind[records.Person, records.PersonInput]{
 	kind: "person", noun: "person", listName: "hub_list_people",
+	area:    "people",
 	coll:    (*records.Service).People,
 	id:      func(p records.Person) string { return p.ID },
 	title:   func(p records.Person) string { return p.Name },

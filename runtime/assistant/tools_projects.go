@@ -18,6 +18,7 @@ type projectRow struct {
 
 var projectKind = recordKind[records.Project, records.ProjectInput]{
 	kind: "project", noun: "project", listName: "hub_list_projects",
+	area:    "projects",
 	coll:    (*records.Service).Projects,
 	id:      func(p records.Project) string { return p.ID },
 	title:   func(p records.Project) string { return p.Name },
@@ -57,7 +58,7 @@ func updateProjectTool() Tool {
 	return projectKind.updateTool("hub_update_project",
 		"Change one project: its name, summary, status or notes (notes are replaced whole). Only the fields given change.",
 		`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
-			"id":{"type":"string","minLength":1},
+			"id":{"type":"string","minLength":1,"description":"the project's id, ensemble:// link or exact name"},
 			"name":{"type":"string","minLength":1,"maxLength":200},
 			"summary":{"type":"string","maxLength":2000},
 			"status":{"type":"string","enum":`+projectStatusEnum+`},

@@ -15,6 +15,7 @@ import (
 type recordKind[T, In any] struct {
 	kind     string // as refs and links name it: "repo"
 	noun     string // as a person reads it: "repository"
+	area     string // its tools' Area: "repos"
 	listName string
 	coll     func(*records.Service) records.Collection[T, In]
 	id       func(T) string
@@ -28,6 +29,75 @@ type recordKind[T, In any] struct {
 }
 
 func (k recordKind[T, In]) ref(v T) Ref { return Ref{Kind: k.kind, ID: k.id(v), Title: k.title(v)} }
+
+// live finds the record ref names (find), refusing one in Trash, the only kind a write may not
+// change.
+func (k recordKind[T, In]) live(ctx context.Context, tc *ToolContext, ref string) (T, error) {
+	v, err := k.find(ctx, tc, ref)
+	if err == nil && k.deleted(v) {
+		return v, fmt.Errorf("The %s %s is in Trash; restore it first to change it.", k.noun, quoted(k.title(v)))
+	}
+	return v, err
+}
+
+// find finds the record ref names: by its id or ensemble:// link (also in Trash), else by its
+// exact title, case aside, among those not in Trash, since the model often knows a record only by
+// the title the person said. Several with that title is a question back, not a guess.
+func (k recordKind[T, In]) find(ctx context.Context, tc *ToolContext, ref string) (T, error) {
+	coll := k.coll(tc.Records)
+	v, err := coll.Get(ctx, bareID(ref, k.kind))
+	if err == nil || !records.IsNotFound(err) {
+		return v, err
+	}
+	all, err := coll.List(ctx)
+	if err != nil {
+		return v, fmt.Errorf("assistant: find %s by title: %w", k.noun, err)
+	}
+	var found []T
+	for _, x := range all {
+		if strings.EqualFold(strings.TrimSpace(k.title(x)), strings.TrimSpace(ref)) {
+			found = append(found, x)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return v, fmt.Errorf("There is no %s with that id or title (or it is in Trash); call %s to find it.", k.noun, k.listName)
+	case 1:
+		return found[0], nil
+	}
+	return v, fmt.Errorf("%d %ss are titled %s; call %s and name the one meant by its id.", len(found), k.noun, quoted(k.title(found[0])), k.listName)
+}
+
+// withField returns the JSON object raw with key set to v: Prepare's way of fixing what an input
+// names (a title becomes an id) and leaving the rest as the model wrote it.
+func withField(raw json.RawMessage, key string, v any) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	m[key] = b
+	return json.Marshal(m)
+}
+
+// prepareID is the Prepare of a tool that changes one record named by its "id" field: the field
+// becomes the id of the live record it names.
+func (k recordKind[T, In]) prepareID(ctx context.Context, tc *ToolContext, raw json.RawMessage) (json.RawMessage, error) {
+	var in struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, err
+	}
+	v, err := k.live(ctx, tc, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return withField(raw, "id", k.id(v))
+}
 
 // listIn is the input every record list takes; a kind's schema offers the fields it filters by.
 type listIn struct {
@@ -45,6 +115,7 @@ func (k recordKind[T, In]) listTool(desc, schema string, match func(T, listIn) b
 	}
 	return Tool{
 		Name: k.listName, Description: desc, Schema: json.RawMessage(schema),
+		Area: k.area, Risk: RiskLow,
 		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
 			var in listIn
 			if err := json.Unmarshal(raw, &in); err != nil {
@@ -93,6 +164,7 @@ func (k recordKind[T, In]) createTool(name, desc, schema string) Tool {
 	}
 	return Tool{
 		Name: name, Description: desc, Schema: json.RawMessage(schema),
+		Area: k.area, Risk: RiskLow, Undoable: Undoable,
 		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
 			_, n, err := decode(raw)
 			if err != nil {
@@ -148,6 +220,7 @@ func (k recordKind[T, In]) updateTool(name, desc, schema string) Tool {
 	}
 	return Tool{
 		Name: name, Description: desc, Schema: json.RawMessage(schema),
+		Area: k.area, Risk: RiskMedium, Undoable: Undoable, Prepare: k.prepareID,
 		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
 			u, err := read(ctx, tc, raw)
 			if err != nil {

@@ -35,7 +35,7 @@ func TestProjectPeopleRepoWrites(t *testing.T) {
 		{name: "rename by handle, clear summary", input: map[string]any{"id": records.Handle("project", prj.ID), "name": "Launch v1", "summary": ""},
 			summary: "Updated project “Launch”: renamed it to “Launch v1”, cleared its summary."},
 		{name: "nothing", input: map[string]any{"id": prj.ID}, err: true, summary: "Nothing to change"},
-		{name: "missing", input: map[string]any{"id": "prj_nope", "name": "x"}, err: true, summary: "There is no project with that id (or it is in Trash); call hub_list_projects"},
+		{name: "missing", input: map[string]any{"id": "prj_nope", "name": "x"}, err: true, summary: "There is no project with that id or title (or it is in Trash); call hub_list_projects"},
 		{name: "unknown field", input: map[string]any{"id": prj.ID, "people": []string{}}, schema: true},
 	})
 	e.runWrites(t, "hub_create_person", []writeCase{

@@ -15,6 +15,7 @@ type repoRow struct {
 
 var repoKind = recordKind[records.Repo, records.RepoInput]{
 	kind: "repo", noun: "repository", listName: "hub_list_repos",
+	area:    "repos",
 	coll:    (*records.Service).Repos,
 	id:      func(r records.Repo) string { return r.ID },
 	title:   func(r records.Repo) string { return r.Name },

@@ -24,6 +24,8 @@ type searchRow struct {
 func searchWorkTool() Tool {
 	return Tool{
 		Name: "hub_search_work",
+		Area: "search",
+		Risk: RiskLow,
 		Description: "Ranked word search across the person's records: tasks, projects, people, repositories, pages and files (titles weigh more than text; words match as prefixes). " +
 			"Give near (a record's ensemble:// link) to rank what links to that record first. It matches words, not meaning: try other words if nothing is found.",
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["query"],"properties":{

@@ -27,6 +27,8 @@ type taskDetail struct {
 func getTaskTool() Tool {
 	return Tool{
 		Name:        "hub_get_task",
+		Area:        "tasks",
+		Risk:        RiskLow,
 		Description: "Read one task: its status, priority, due date, labels, project, owner, people, repository and its Markdown page. A long page comes as its start and end; pass offset to read a part in full.",
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
 			"id":{"type":"string","minLength":1,"description":"the task's id or ensemble:// link"},
@@ -74,9 +76,13 @@ func getTaskTool() Tool {
 func deleteTasksTool() Tool {
 	return Tool{
 		Name:        "hub_delete_tasks",
+		Area:        "tasks",
+		Risk:        RiskHigh, // removes up to 100 tasks at once
+		Undoable:    Undoable,
+		Prepare:     prepareTrash,
 		Description: "Move one or more tasks to Trash in one step (one Undo); they can be restored from Trash.",
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["ids"],"properties":{
-			"ids":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1},"description":"task ids or ensemble:// links"}}}`),
+			"ids":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1},"description":"task ids, ensemble:// links or exact titles"}}}`),
 		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
 			tasks, err := liveTasks(ctx, tc, raw)
 			if err != nil {
@@ -102,6 +108,30 @@ func deleteTasksTool() Tool {
 	}
 }
 
+// taskKind is tasks to the shared record helpers, for finding a task by id, link or title.
+var taskKind = recordKind[records.Task, records.TaskInput]{
+	kind: "task", noun: "task", listName: "hub_list_tasks",
+	area:    "tasks",
+	coll:    (*records.Service).Tasks,
+	id:      func(t records.Task) string { return t.ID },
+	title:   func(t records.Task) string { return t.Title },
+	deleted: func(t records.Task) bool { return t.DeletedAt != nil },
+}
+
+// prepareTrash fixes the tasks hub_delete_tasks moves: each id, link or title becomes the id of
+// the task it names, each once, so the proposal lists and Apply moves exactly those.
+func prepareTrash(ctx context.Context, tc *ToolContext, raw json.RawMessage) (json.RawMessage, error) {
+	tasks, err := liveTasks(ctx, tc, raw)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		ids[i] = t.ID
+	}
+	return withField(raw, "ids", ids)
+}
+
 // liveTasks reads the tasks hub_delete_tasks names, each once, refusing the whole call if one is
 // missing or already in Trash, so that nothing is half done.
 func liveTasks(ctx context.Context, tc *ToolContext, raw json.RawMessage) ([]records.Task, error) {
@@ -113,23 +143,18 @@ func liveTasks(ctx context.Context, tc *ToolContext, raw json.RawMessage) ([]rec
 	}
 	seen := map[string]bool{}
 	var out []records.Task
-	for i, id := range in.IDs {
-		id = bareID(id, "task")
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		t, err := tc.Records.Tasks().Get(ctx, id)
-		if err == nil && t.DeletedAt != nil {
-			return nil, fmt.Errorf("Task %s (id %d of the list) is already in Trash. Nothing was moved.", quoted(t.Title), i+1)
-		}
+	for i, ref := range in.IDs {
+		t, err := taskKind.find(ctx, tc, ref)
 		if err != nil {
-			if records.IsNotFound(err) {
-				return nil, fmt.Errorf("Id %d of the list is not a task; call hub_list_tasks to find it. Nothing was moved.", i+1)
-			}
-			return nil, err
+			return nil, fmt.Errorf("Item %d of the list: %s Nothing was moved.", i+1, err)
 		}
-		out = append(out, t)
+		if t.DeletedAt != nil {
+			return nil, fmt.Errorf("Task %s (item %d of the list) is already in Trash. Nothing was moved.", quoted(t.Title), i+1)
+		}
+		if !seen[t.ID] {
+			seen[t.ID] = true
+			out = append(out, t)
+		}
 	}
 	return out, nil
 }

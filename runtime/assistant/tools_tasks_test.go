@@ -99,9 +99,9 @@ func TestDeleteTasks(t *testing.T) {
 			preview: "Move 2 tasks to Trash: “Draft brief” and “Call Mira”.",
 			summary: "Moved 2 tasks to Trash: “Draft brief” and “Call Mira”.", check: live("Book room")},
 		{name: "already in Trash refuses all", input: map[string]any{"ids": []string{c, a}},
-			err: true, summary: "Task “Draft brief” (id 2 of the list) is already in Trash. Nothing was moved.", check: live("Book room")},
+			err: true, summary: "Task “Draft brief” (item 2 of the list) is already in Trash. Nothing was moved.", check: live("Book room")},
 		{name: "missing refuses all", input: map[string]any{"ids": []string{c, "tsk_nope"}},
-			err: true, summary: "Id 2 of the list is not a task"},
+			err: true, summary: "Item 2 of the list: There is no task with that id or title"},
 		{name: "empty list", input: map[string]any{"ids": []string{}}, schema: true},
 		{name: "unknown field", input: map[string]any{"ids": []string{c}, "all": true}, schema: true},
 	})

@@ -22,6 +22,8 @@ const webPageChars = 4500
 func webPageTool(f *webFetcher) Tool {
 	return Tool{
 		Name: "hub_read_web_page",
+		Area: "web",
+		Risk: RiskLow,
 		Description: "Read one public web page (http or https) as Markdown: its main content, without menus, scripts or ads, at most 4,500 characters with a note of what was left out. " +
 			"It runs no page script and signs in nowhere, so a page that needs either cannot be read. Addresses on this computer or a private network are refused.",
 		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["url"],"properties":{

@@ -44,6 +44,10 @@ var stepIDRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 func workflowTool(r *Registry) Tool {
 	return Tool{
 		Name: workflowToolName,
+		Area: "workflows",
+		// Several writes under one Apply; they land as one ledger group, undone together.
+		Risk:     RiskHigh,
+		Undoable: Undoable,
 		Description: "Propose 2 to 12 Hub writes that run in order under one Apply, all or nothing, as one Undo. " +
 			"Do every read first; steps are writes only. A value in a later step's input may be " +
 			`{"$ref": "<step id>.<path>"}, a value from an earlier step's result, e.g. {"$ref": "tasks.created.0.id"} ` +
@@ -326,7 +330,7 @@ func (p *plan) preview(ctx context.Context, tc *ToolContext) (string, error) {
 	lines := []string{fmt.Sprintf("Workflow %s, %d steps under one Apply, all or nothing:", quoted(p.title), len(p.steps))}
 	for i, st := range p.steps {
 		placed := replaceRefs(st.input, func(text string) any { return p.placeholder(refFor(st.refs, text)) })
-		line, err := st.tool.Preview(ctx, tc, mustJSON(placed))
+		line, err := previewStep(ctx, tc, st.tool, mustJSON(placed))
 		if err != nil && len(st.refs) == 0 {
 			return "", fmt.Errorf("Step %d (%q): %v", i+1, st.id, err)
 		}
@@ -350,6 +354,16 @@ func (p *plan) preview(ctx context.Context, tc *ToolContext) (string, error) {
 		lines = append(lines, fmt.Sprintf("%d. %s", i+1, line))
 	}
 	return strings.Join(lines, "\n"), nil
+}
+
+// previewStep is one step's preview, from its input as prepared now: a step that names a record
+// by title previews the record it will change.
+func previewStep(ctx context.Context, tc *ToolContext, t *Tool, input json.RawMessage) (string, error) {
+	input, err := t.prepared(ctx, tc, input)
+	if err != nil {
+		return "", err
+	}
+	return t.Preview(ctx, tc, input)
 }
 
 // stepError is a workflow step that failed when applied; its transaction, and so every step, was
@@ -423,6 +437,11 @@ func (p *plan) run(ctx context.Context, tc *ToolContext, b *records.Batch) (Resu
 		raw := mustJSON(input)
 		if err := st.tool.Validate(raw); err != nil {
 			return fail(fmt.Errorf("the input for %s is not valid once its refs are filled in: %v", st.tool.Name, err))
+		}
+		// Prepared now, inside the batch, so a step resolves what earlier steps made.
+		raw, err := st.tool.prepared(ctx, tc, raw)
+		if err != nil {
+			return fail(err)
 		}
 		res, err := st.tool.Write(ctx, tc, b, raw)
 		if err != nil {

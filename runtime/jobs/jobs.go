@@ -229,6 +229,9 @@ type Options struct {
 	Home    string // the person's home folder; os.UserHomeDir when empty
 	// Ready says whether an agent can run now (installed, signed in); nil skips the check.
 	Ready func(ctx context.Context, agent string) error
+	// Models is the catalog an agent reported (detection); a run's thinking level, context window
+	// and fast mode are checked against it. nil skips the check.
+	Models func(ctx context.Context, agent string) []engines.ModelInfo
 	// MCPURL is where the runtime serves runs their own MCP server ([Service.MCPHandler]); empty,
 	// runs get none.
 	MCPURL string
@@ -551,9 +554,10 @@ func insertJob(t *ledger.Tx, j *Job) error {
 	}
 	st := j.Settings
 	_, err = t.ExecContext(ctx, `INSERT INTO job_settings (job_id, mode, trusted, sandbox, outside, git,
-		ask_before_commit, internet, max_minutes, max_turns, model, effort) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ask_before_commit, internet, max_minutes, max_turns, model, effort, context_tier, fast)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		j.ID, string(st.Mode), st.Trusted, st.Sandbox, string(st.Outside), string(st.Git), st.AskBeforeCommit,
-		st.Internet, st.MaxMinutes, st.MaxTurns, st.Model, st.Effort)
+		st.Internet, st.MaxMinutes, st.MaxTurns, st.Model, st.Effort, st.ContextTier, st.Fast)
 	if err != nil {
 		return fmt.Errorf("jobs: insert settings of %s: %w", j.ID, err)
 	}
@@ -566,7 +570,7 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 const jobColumns = `j.id, j.task_id, j.agent, j.brief, j.status, j.folder_kind, j.folder, j.work_dir, j.branch,
 	j.resource_key, j.session_id, j.continues, j.resume, j.model, j.summary, j.report, j.base_commit, j.changes, j.error, j.usage, j.turns, j.steps, j.attempts, j.kept,
 	j.created_at, j.started_at, j.ended_at, j.updated_at, s.mode, s.trusted, s.sandbox, s.outside, s.git,
-	s.ask_before_commit, s.internet, s.max_minutes, s.max_turns, s.model, s.effort`
+	s.ask_before_commit, s.internet, s.max_minutes, s.max_turns, s.model, s.effort, s.context_tier, s.fast`
 
 const jobFrom = ` FROM jobs j JOIN job_settings s ON s.job_id = j.id `
 
@@ -586,7 +590,7 @@ func scanJob(r scanner) (Job, error) {
 		&j.ResourceKey, &j.SessionID, &j.Continues, &j.Resume, &j.Model, &j.Summary, &report, &j.BaseCommit, &changes, &j.Error, &usage, &j.Turns, &j.Steps, &j.Attempts, &kept,
 		&created, &started, &ended, &updated, &mode, &j.Settings.Trusted, &j.Settings.Sandbox, &outside, &git,
 		&j.Settings.AskBeforeCommit, &j.Settings.Internet, &j.Settings.MaxMinutes, &j.Settings.MaxTurns,
-		&j.Settings.Model, &j.Settings.Effort)
+		&j.Settings.Model, &j.Settings.Effort, &j.Settings.ContextTier, &j.Settings.Fast)
 	if err != nil {
 		return Job{}, err
 	}

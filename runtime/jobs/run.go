@@ -139,6 +139,19 @@ func (r *run) main() {
 	r.end(status, res, why)
 }
 
+// modelChoices are the run's settings as sent to the agent: a thinking level, context window or
+// fast mode its model does not take left out, with a note on the run saying so.
+func (r *run) modelChoices() Settings {
+	if r.s.opts.Models == nil {
+		return r.job.Settings
+	}
+	sent, notes := fitModel(r.job.Settings, r.s.opts.Models(r.ctx, r.job.Agent))
+	for _, n := range notes {
+		r.rec.add(KindNote, Trace{Text: n}, nil)
+	}
+	return sent
+}
+
 // work prepares the folder and drives the agent, carrying its session on after failures.
 func (r *run) work() (Status, engines.Result, string) {
 	if err := prepareFolder(r.ctx, r.job); err != nil {
@@ -175,16 +188,18 @@ func (r *run) work() (Status, engines.Result, string) {
 		// The earlier run's session was deleted in Ensemble: a new one, told what came before.
 		prompt = r.continuesBrief(brief)
 	}
+	sent := r.modelChoices()
 	for {
 		r.mu.Lock()
 		r.attempt++
 		attempt, session := r.attempt, r.session
 		r.mu.Unlock()
 		r.rec.add("", Trace{}, map[string]any{"attempts": attempt})
-		spec := engines.Spec{Folder: r.job.WorkDir, Prompt: prompt, Model: r.job.Settings.Model,
-			Effort: r.job.Settings.Effort, MaxTurns: r.job.Settings.MaxTurns, Resume: session,
+		spec := engines.Spec{Folder: r.job.WorkDir, Prompt: prompt, Model: sent.Model,
+			Effort: sent.Effort, MaxTurns: r.job.Settings.MaxTurns, Resume: session,
 			Trusted: r.job.Settings.Trusted && r.job.FolderKind == FolderNamed,
-			Env:     map[string]string{"ENSEMBLE_RUN": r.job.ID}, MCP: mcp}
+			Env:     map[string]string{"ENSEMBLE_RUN": r.job.ID}, MCP: mcp,
+			Context: sent.ContextTier, Fast: sent.Fast}
 		res, err := r.attemptOnce(driver, spec)
 		if r.ctx.Err() != nil {
 			return ended(context.Cause(r.ctx), res)

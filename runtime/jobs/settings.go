@@ -20,10 +20,12 @@ type Settings struct {
 	Git             judge.Git     `json:"git"`             // local, commit, any
 	AskBeforeCommit bool          `json:"askBeforeCommit"` // ask before every commit, in every mode
 	Internet        bool          `json:"internet"`
-	MaxMinutes      int           `json:"maxMinutes"` // 0: no limit; time waiting on Needs me is not counted
-	MaxTurns        int           `json:"maxTurns"`   // 0: no limit
-	Model           string        `json:"model"`      // "" for the agent's default
-	Effort          string        `json:"effort"`     // "" for the agent's default
+	MaxMinutes      int           `json:"maxMinutes"`  // 0: no limit; time waiting on Needs me is not counted
+	MaxTurns        int           `json:"maxTurns"`    // 0: no limit
+	Model           string        `json:"model"`       // "" for the agent's default
+	Effort          string        `json:"effort"`      // "" for the agent's default
+	ContextTier     string        `json:"contextTier"` // "" the model's standard window, "long" its long one
+	Fast            bool          `json:"fast"`        // the model's fast mode: faster, and more of the plan
 }
 
 // DefaultSettings are what a run gets for what its request leaves out: Ask mode, the sandbox and
@@ -45,6 +47,8 @@ type SettingsInput struct {
 	MaxTurns        *int    `json:"maxTurns,omitempty"`
 	Model           *string `json:"model,omitempty"`
 	Effort          *string `json:"effort,omitempty"`
+	ContextTier     *string `json:"contextTier,omitempty"` // standard ("" too) or long
+	Fast            *bool   `json:"fast,omitempty"`
 }
 
 // Resolve checks in and fills in the defaults. Its error is a sentence for the person.
@@ -77,9 +81,19 @@ func (in SettingsInput) Resolve() (Settings, error) {
 	for _, f := range []struct {
 		p   *bool
 		dst *bool
-	}{{in.Trusted, &s.Trusted}, {in.Sandbox, &s.Sandbox}, {in.AskBeforeCommit, &s.AskBeforeCommit}, {in.Internet, &s.Internet}} {
+	}{{in.Trusted, &s.Trusted}, {in.Sandbox, &s.Sandbox}, {in.AskBeforeCommit, &s.AskBeforeCommit}, {in.Internet, &s.Internet}, {in.Fast, &s.Fast}} {
 		if f.p != nil {
 			*f.dst = *f.p
+		}
+	}
+	if in.ContextTier != nil {
+		switch c := strings.TrimSpace(*in.ContextTier); c {
+		case "", "standard":
+			s.ContextTier = ""
+		case engines.ContextLong:
+			s.ContextTier = c
+		default:
+			return s, invalid("Context window %q is not one of standard or long.", *in.ContextTier)
 		}
 	}
 	if in.MaxMinutes != nil {
@@ -165,7 +179,15 @@ func JudgeCall(c engines.ToolCall) judge.Call {
 	return call
 }
 
-// describe is the settings in a few words, for the run's first event.
+// describe is the settings in a few words, for the run's first event: what was asked, before the
+// model's catalog is checked.
 func (s Settings) describe() string {
-	return fmt.Sprintf("mode %s, git %s, outside %s, internet %t, sandbox %t", s.Mode, s.Git, s.Outside, s.Internet, s.Sandbox)
+	d := fmt.Sprintf("mode %s, git %s, outside %s, internet %t, sandbox %t", s.Mode, s.Git, s.Outside, s.Internet, s.Sandbox)
+	if s.ContextTier != "" {
+		d += ", " + s.ContextTier + " context"
+	}
+	if s.Fast {
+		d += ", fast mode"
+	}
+	return d
 }

@@ -25,6 +25,7 @@ const (
 	KindError       = "run.error"        // the agent or its protocol reported Text
 	KindRetry       = "run.retry"        // the engine failed; carrying on after RetryInMs
 	KindSessionGone = "run.session_gone" // the session could not be reopened; a new one starts with the full brief
+	KindNote        = "run.note"         // Ensemble's word on how the agent runs: a setting its model does not take, left out (Text)
 	KindEnded       = "run.ended"        // the run ended: Status, Summary (up to 20,000 characters), Error, Usage
 )
 

@@ -25,14 +25,29 @@ import {
   turnEvent,
   turnMessages,
   undoable,
+  riskNote,
   validateSettings,
   withRow,
   workSummary,
   type ToolRow,
   type Turn,
   type TurnEvent,
+  replyHtml,
+  routePath,
+  providerOptions,
+  planStatus,
+  planModels,
+  effortsFor,
+  EFFORTS,
+  takesKey,
+  takesBaseUrl,
+  planOf,
+  modelIsSet,
+  withProvider,
 } from './assistant';
 import { renderMarkdown } from './markdown';
+import { parseRoute } from './route';
+import type { Agent } from './settings';
 
 describe('SSEParser', () => {
   it('reads frames split anywhere, skipping comments', () => {
@@ -176,6 +191,10 @@ describe('messages and rows', () => {
     expect(undoable({ ...rows[1], undone: true })).toBe('redo');
     expect(undoable(rows[2])).toBeNull();
     expect(undoable(rows[0])).toBeNull();
+    expect(undoable({ ...rows[1], noUndo: true })).toBeNull(); // an agent run that started
+    expect(riskNote(rows[0])).toBe('');
+    expect(riskNote({ ...rows[0], risk: 'high', noUndo: true })).toBe('High risk, cannot be undone');
+    expect(riskNote({ ...rows[0], risk: 'medium', noUndo: true })).toBe('Cannot be undone');
     expect(workSummary([...rows, row('d', 'error')])).toBe('4 steps · 1 change · 1 failed');
     expect(toolLabel('hub_create_tasks')).toBe('Create tasks');
   });
@@ -316,5 +335,107 @@ describe('streamTurn', () => {
     await expect(streamTurn({ text: '' }, () => {}, undefined, sse(['{"error":"Write a message first."}'], 400, 'application/json'))).rejects.toThrow(
       'Write a message first.',
     );
+  });
+});
+
+describe('the refs frame', () => {
+  const ref = { kind: 'task', id: 'tsk_0123456789abcdef', title: 'Draft brief' };
+
+  it('is read from the stream, kept on the turn and on its message', () => {
+    expect(turnEvent({ event: 'refs', data: JSON.stringify({ refs: [ref, { kind: 'task', id: '', title: 'x' }] }) })).toEqual({ type: 'refs', refs: [ref] });
+    expect(turnEvent({ event: 'refs', data: '{}' })).toEqual({ type: 'refs', refs: [] });
+    const t = run([
+      { type: 'refs', refs: [ref] },
+      { type: 'text', text: `Added ${ref.id}` },
+      { type: 'done', reply: { conversationId: 'c', text: '', tools: [] } },
+    ]);
+    expect(t.refs).toEqual([ref]);
+    expect(turnMessages(t)[1].refs).toEqual([ref]);
+  });
+
+  it('streams a reply with titles, holding back a half-written id', () => {
+    expect(replyHtml(`Added ${ref.id}.`, [ref], 'add it')).toBe(`<p>Added <a href="#/task/${ref.id}" class="record-link" data-kind="task">Draft brief</a>.</p>`);
+    expect(replyHtml('Added tsk_0123', [ref], 'add it', true)).toBe('<p>Added</p>');
+    expect(replyHtml(`Added ${ref.id}`, [ref], 'what is its id?')).toBe(`<p>Added ${ref.id}</p>`);
+  });
+
+  it('streamTurn passes the frame on', async () => {
+    const got: TurnEvent[] = [];
+    const f = (async () =>
+      new Response(`event: refs\ndata: {"refs":[${JSON.stringify(ref)}]}\n\nevent: done\ndata: {"reply":{"conversationId":"c","text":"x","tools":[]}}\n\n`, {
+        headers: { 'Content-Type': 'text/event-stream' },
+      })) as unknown as typeof fetch;
+    await streamTurn({ text: 'hi', path: '/board' }, (e) => got.push(e), undefined, f);
+    expect(got[0]).toEqual({ type: 'refs', refs: [ref] });
+  });
+});
+
+describe('routePath', () => {
+  it('names the open screen as the playbooks read it', () => {
+    expect(routePath(parseRoute(''))).toBe('/board');
+    expect(routePath(parseRoute('#/task/tsk_1'))).toBe('/tasks/tsk_1');
+    expect(routePath(parseRoute('#/task/tsk_1/run/job_2'))).toBe('/tasks/tsk_1/runs/job_2');
+    expect(routePath(parseRoute('#/needs'))).toBe('/needs');
+    expect(routePath(parseRoute('#/settings/assistant'))).toBe('/settings/assistant');
+  });
+
+  it('is sent with the turn', async () => {
+    let body: unknown = null;
+    const f = (async (_u: string, init: RequestInit) => {
+      body = JSON.parse(String(init.body));
+      return new Response('event: done\ndata: {"reply":{"conversationId":"c","text":"x","tools":[]}}\n\n', { headers: { 'Content-Type': 'text/event-stream' } });
+    }) as unknown as typeof fetch;
+    await streamTurn({ text: 'hi', path: '/tasks/tsk_1' }, () => {}, undefined, f);
+    expect(body).toEqual({ text: 'hi', path: '/tasks/tsk_1' });
+  });
+});
+
+describe('plans as providers', () => {
+  const agent = (name: string, more: Partial<Agent> = {}): Agent => ({ name, title: name, installed: true, signedIn: 'yes', login: `${name} login`, ...more });
+
+  it('offers a plan only when its agent is on this computer, and keeps a saved one', () => {
+    const ids = (a: Agent[] | null, cur?: string) => providerOptions(a, cur).map((p) => p.id);
+    expect(ids(null)).toEqual(['anthropic', 'openai', 'ollama']);
+    expect(ids([agent('claude'), agent('codex', { installed: false })])).toEqual(['anthropic', 'openai', 'ollama', 'claude-code']);
+    expect(ids([agent('codex')])).toEqual(['anthropic', 'openai', 'ollama', 'codex']);
+    const menu = providerOptions([], 'codex');
+    expect(menu.at(-1)).toEqual({ id: 'codex', name: 'Codex — your plan (not found)', missing: true });
+    expect(providerOptions([agent('claude')]).at(-1)?.name).toBe('Claude Code — your plan');
+    expect(providerOptions(null, 'claude-code').at(-1)).toEqual({ id: 'claude-code', name: 'Claude Code — your plan' });
+  });
+
+  it('says whether the plan is signed in, with its login command when not', () => {
+    expect(planStatus('claude-code', [agent('claude')])).toEqual({ state: 'yes', text: 'Signed in' });
+    expect(planStatus('codex', [agent('codex', { signedIn: 'no', login: 'codex login' })])).toEqual({ state: 'no', text: 'Not signed in', login: 'codex login' });
+    expect(planStatus('codex', [agent('codex', { signedIn: 'unknown' })]).state).toBe('unknown');
+    expect(planStatus('claude-code', []).state).toBe('missing');
+    expect(planModels('claude-code', [agent('claude', { models: ['opus', { id: 'sonnet', efforts: ['low'] }, 'opus'] })])).toEqual(['opus', 'sonnet']);
+  });
+
+  it('has its own efforts, no key or base URL, and an optional model', () => {
+    expect(effortsFor('claude-code').map((e) => e.id)).toEqual(['', 'low', 'medium', 'high', 'xhigh', 'max']);
+    expect(effortsFor('codex').map((e) => e.id)).toEqual(['', 'minimal', 'low', 'medium', 'high', 'xhigh']);
+    expect(effortsFor('codex')[0].name).toBe('Default');
+    expect(effortsFor('anthropic')).toEqual(EFFORTS);
+    expect(takesKey('claude-code')).toBe(false);
+    expect(takesBaseUrl('codex')).toBe(false);
+    expect(planOf('codex')?.defaultModel).toBe('Codex’s default');
+    const s = normalizeSettings({ provider: 'claude-code', model: '', effort: 'max', baseUrl: 'http://x' });
+    expect(s.provider).toBe('claude-code');
+    expect(modelIsSet(s)).toBe(true);
+    expect(modelIsSet(normalizeSettings({ provider: 'anthropic' }))).toBe(false);
+    expect(validateSettings(s)).toEqual({ ok: true, value: { ...s, baseUrl: '' } });
+    expect(validateSettings({ ...s, provider: 'codex' })).toMatchObject({ ok: false, field: 'effort' });
+    expect(validateSettings({ ...s, effort: 'minimal', provider: 'codex', model: 'gpt-5.1-codex' }).ok).toBe(true);
+  });
+
+  it('picking a provider keeps what still fits', () => {
+    const api = normalizeSettings({ provider: 'openai', model: 'gpt-5', baseUrl: 'http://h/v1', effort: 'high' });
+    const cc = withProvider(api, 'claude-code');
+    expect(cc).toMatchObject({ provider: 'claude-code', model: '', baseUrl: '', effort: 'high' });
+    expect(withProvider({ ...cc, effort: 'max', model: 'opus' }, 'codex')).toMatchObject({ provider: 'codex', model: 'opus', effort: '' });
+    expect(withProvider({ ...cc, model: 'opus' }, 'anthropic')).toMatchObject({ provider: 'anthropic', model: '', effort: 'high' });
+    expect(withProvider(api, 'ollama')).toMatchObject({ model: 'gpt-5', baseUrl: 'http://h/v1' });
+    expect(withProvider(api, 'openai')).toBe(api);
   });
 });

@@ -3,14 +3,14 @@
 // from runtime/assistant/service.go and runtime/api/assistant.go.
 
 import { ApiError, errorSentence, notifyUnauthorized, request, UNREACHABLE } from './api';
+import { holdBack, mergeRefs, recordOptions, type Ref } from './assistant-refs';
+import { renderMarkdown } from './markdown';
+import type { Route } from './route';
+import type { Agent } from './settings';
+
+export type { Ref } from './assistant-refs';
 
 export type ToolStatus = 'running' | 'done' | 'error' | 'proposed' | 'waiting' | 'discarded';
-
-export interface Ref {
-  kind: string;
-  id: string;
-  title: string;
-}
 
 /** One tool call of a turn as the person sees it. */
 export interface ToolRow {
@@ -28,6 +28,12 @@ export interface ToolRow {
   undone?: boolean;
   /** Set here when this window applied the proposal; see [isApplied] for every client. */
   applied?: boolean;
+  /** The part of Ensemble the tool works in: tasks, pages, agents… */
+  area?: string;
+  /** A write's risk: low, medium or high. */
+  risk?: 'low' | 'medium' | 'high';
+  /** The write cannot be undone (it started an agent run). */
+  noUndo?: boolean;
 }
 
 export interface Reply {
@@ -47,6 +53,8 @@ export interface Message {
   errorKind?: ErrorKind;
   stopped?: boolean;
   tools?: ToolRow[] | null;
+  /** The records the reply may name by id (the turn's "refs" frame, or saved with it). */
+  refs?: Ref[] | null;
   at?: string;
 }
 
@@ -66,7 +74,11 @@ export interface Conversation {
   messages: Message[] | null;
 }
 
-export type Provider = 'anthropic' | 'openai' | 'ollama';
+/** A model provider with an API (a key, or Ollama on this computer). */
+export type ApiProvider = 'anthropic' | 'openai' | 'ollama';
+/** The person's own AI plan: its agent does the thinking on this computer with its own sign-in (spec 003 §8). */
+export type PlanProvider = 'claude-code' | 'codex';
+export type Provider = ApiProvider | PlanProvider;
 export type WritePolicy = 'immediate' | 'preview' | 'needs-me';
 
 export interface AssistantSettings {
@@ -158,6 +170,7 @@ export class SSEParser {
 
 export type TurnEvent =
   | { type: 'conversation'; conversationId: string }
+  | { type: 'refs'; refs: Ref[] }
   | { type: 'text'; text: string }
   | { type: 'tool'; tool: ToolRow }
   | { type: 'done'; reply: Reply }
@@ -175,6 +188,8 @@ export function turnEvent(f: SSEFrame): TurnEvent | null {
   switch (f.event) {
     case 'conversation':
       return typeof d.conversationId === 'string' ? { type: 'conversation', conversationId: d.conversationId } : null;
+    case 'refs':
+      return { type: 'refs', refs: mergeRefs(Array.isArray(d.refs) ? (d.refs as Ref[]) : []) };
     case 'text':
       return typeof d.text === 'string' ? { type: 'text', text: d.text } : null;
     case 'tool':
@@ -198,6 +213,8 @@ export interface Turn {
   phase: TurnPhase;
   text: string;
   tools: ToolRow[];
+  /** The records the turn knows (its "refs" frames), for showing their ids as titles. */
+  refs: Ref[];
   /** When the assistant started waiting on the model with nothing new to show (ms); null once text streams. */
   thinkingSince: number | null;
   error?: string;
@@ -205,7 +222,7 @@ export interface Turn {
 }
 
 export function startTurn(question: string, conversationId: string | null, now: number): Turn {
-  return { question, conversationId, phase: 'working', text: '', tools: [], thinkingSince: now };
+  return { question, conversationId, phase: 'working', text: '', tools: [], refs: [], thinkingSince: now };
 }
 
 /** Puts row into rows: a row with the same callId is updated in place, a new one goes last. */
@@ -223,6 +240,8 @@ export function applyTurnEvent(t: Turn, ev: TurnEvent, now: number): Turn {
   switch (ev.type) {
     case 'conversation':
       return { ...t, conversationId: ev.conversationId };
+    case 'refs':
+      return { ...t, refs: mergeRefs(ev.refs, t.refs) };
     case 'text':
       return { ...t, text: t.text + ev.text, thinkingSince: ev.text.trim() ? null : t.thinkingSince };
     case 'tool': {
@@ -277,7 +296,7 @@ export function errorText(error: string | undefined, kind: ErrorKind | undefined
 /** A finished turn as the message the thread keeps showing until the saved one replaces it. */
 export function turnMessages(t: Turn, at = new Date().toISOString()): Message[] {
   const q: Message = { id: `local-q-${at}`, role: 'user', text: t.question, at };
-  const a: Message = { id: `local-a-${at}`, role: 'assistant', text: t.text, tools: t.tools, at };
+  const a: Message = { id: `local-a-${at}`, role: 'assistant', text: t.text, tools: t.tools, refs: t.refs, at };
   if (t.phase === 'error') {
     a.error = errorText(t.error, t.errorKind);
     a.errorKind = t.errorKind;
@@ -360,8 +379,17 @@ export function discardedRow(r: ToolRow): ToolRow {
 
 /** Whether a row offers Undo (a landed write with a group) or Redo (after Undo). */
 export function undoable(r: ToolRow): 'undo' | 'redo' | null {
-  if (!r.isWrite || r.status !== 'done' || !r.group) return null;
+  if (!r.isWrite || r.status !== 'done' || !r.group || r.noUndo) return null;
   return r.undone ? 'redo' : 'undo';
+}
+
+/** What a proposal's card says about its risk before Apply, or "" when there is nothing to say. */
+export function riskNote(r: ToolRow): string {
+  const parts: string[] = [];
+  if (r.risk === 'high') parts.push('High risk');
+  if (r.noUndo) parts.push('cannot be undone');
+  const s = parts.join(', ');
+  return s ? s[0].toUpperCase() + s.slice(1) : '';
 }
 
 /** "hub_create_tasks" as "Create tasks". */
@@ -388,6 +416,32 @@ export function recordHref(kind: string, id: string): string | null {
   return null;
 }
 
+/**
+ * The open screen's path as the assistant's playbook routing reads it (TurnRequest.path): the board
+ * "/board", a task "/tasks/<id>" (its run "/tasks/<id>/runs/<job>"), "/needs", "/settings[/section]".
+ */
+export function routePath(r: Route): string {
+  switch (r.name) {
+    case 'task':
+      return `/tasks/${encodeURIComponent(r.id)}` + (r.run ? `/runs/${encodeURIComponent(r.run)}` : '');
+    case 'needs':
+      return '/needs';
+    case 'settings':
+      return r.section ? `/settings/${encodeURIComponent(r.section)}` : '/settings';
+    default:
+      return '/board';
+  }
+}
+
+/**
+ * A reply's text as HTML: records by title, linked to their pages (spec 000 §4.1), with the bare
+ * ids of refs as titles unless question asked for ids. While live, a half-written record link or
+ * id at the end waits for the rest.
+ */
+export function replyHtml(text: string, refs: readonly Ref[], question: string, live = false): string {
+  return renderMarkdown(live ? holdBack(text, refs) : text, recordOptions(refs, question, recordHref));
+}
+
 /** messages with row merged into the message that holds its call. */
 export function withRow(messages: readonly Message[], row: ToolRow): Message[] {
   return messages.map((m) => (m.tools?.some((r) => r.callId === row.callId) ? { ...m, tools: mergeTool(m.tools, row) } : m));
@@ -395,11 +449,79 @@ export function withRow(messages: readonly Message[], row: ToolRow): Message[] {
 
 // ---------- settings ----------
 
-export const PROVIDERS: { id: Provider; name: string }[] = [
+export const PROVIDERS: { id: ApiProvider; name: string }[] = [
   { id: 'anthropic', name: 'Anthropic' },
   { id: 'openai', name: 'OpenAI (or compatible)' },
   { id: 'ollama', name: 'Ollama (on this computer)' },
 ];
+
+export interface Plan {
+  id: PlanProvider;
+  /** The agent's name in GET /api/agents. */
+  agent: string;
+  name: string;
+  /** What an empty model means. */
+  defaultModel: string;
+}
+
+export const PLANS: Plan[] = [
+  { id: 'claude-code', agent: 'claude', name: 'Claude Code — your plan', defaultModel: 'Claude Code’s default' },
+  { id: 'codex', agent: 'codex', name: 'Codex — your plan', defaultModel: 'Codex’s default' },
+];
+
+export function isPlan(p: string): p is PlanProvider {
+  return PLANS.some((x) => x.id === p);
+}
+
+export function planOf(p: string): Plan | null {
+  return PLANS.find((x) => x.id === p) ?? null;
+}
+
+function knownProvider(p: unknown): p is Provider {
+  return typeof p === 'string' && (PROVIDERS.some((x) => x.id === p) || isPlan(p));
+}
+
+/** The agent behind a plan, when this computer has it installed. */
+export function planAgent(p: string, agents: readonly Agent[] | null | undefined): Agent | null {
+  const plan = planOf(p);
+  return (plan && agents?.find((a) => a.name === plan.agent && a.installed)) || null;
+}
+
+/**
+ * The provider menu: the API providers, then each plan whose agent this computer has (and the
+ * saved provider, even when its agent is no longer found, so the form shows what is saved).
+ */
+export function providerOptions(agents: readonly Agent[] | null | undefined, current?: string): { id: Provider; name: string; missing?: boolean }[] {
+  const out: { id: Provider; name: string; missing?: boolean }[] = [...PROVIDERS];
+  for (const plan of PLANS) {
+    if (planAgent(plan.id, agents)) out.push({ id: plan.id, name: plan.name });
+    // Before the agents are known (null), a saved plan shows as itself.
+    else if (plan.id === current) out.push(agents ? { id: plan.id, name: `${plan.name} (not found)`, missing: true } : { id: plan.id, name: plan.name });
+  }
+  return out;
+}
+
+/** A plan's sign-in as the settings show it: a tone, a sentence, and the command that signs in when it is needed. */
+export function planStatus(p: string, agents: readonly Agent[] | null | undefined): { state: 'yes' | 'no' | 'unknown' | 'missing'; text: string; login?: string } {
+  const plan = planOf(p);
+  const a = planAgent(p, agents);
+  const who = plan?.agent === 'codex' ? 'Codex' : 'Claude Code';
+  if (!a) return { state: 'missing', text: `${who} is not found on this computer.` };
+  const login = a.login?.trim() || undefined;
+  if (a.signedIn === 'yes') return { state: 'yes', text: 'Signed in' };
+  if (a.signedIn === 'no') return { state: 'no', text: 'Not signed in', login };
+  return { state: 'unknown', text: 'Sign-in is checked on first use', login };
+}
+
+/** The model names the plan's agent reports on this computer, for the model field's suggestions. */
+export function planModels(p: string, agents: readonly Agent[] | null | undefined): string[] {
+  const out: string[] = [];
+  for (const m of planAgent(p, agents)?.models ?? []) {
+    const id = typeof m === 'string' ? m : m?.id;
+    if (id && !out.includes(id)) out.push(id);
+  }
+  return out;
+}
 
 export const EFFORTS: { id: string; name: string }[] = [
   { id: '', name: 'Model default' },
@@ -407,6 +529,20 @@ export const EFFORTS: { id: string; name: string }[] = [
   { id: 'medium', name: 'Medium' },
   { id: 'high', name: 'High' },
 ];
+
+const EFFORT_NAMES: Record<string, string> = { minimal: 'Minimal', low: 'Low', medium: 'Medium', high: 'High', xhigh: 'Extra high', max: 'Max' };
+
+/** The efforts each plan's agent takes. */
+export const PLAN_EFFORTS: Record<PlanProvider, string[]> = {
+  'claude-code': ['low', 'medium', 'high', 'xhigh', 'max'],
+  codex: ['minimal', 'low', 'medium', 'high', 'xhigh'],
+};
+
+/** The effort menu for a provider ("" first: the model's, or the plan's, default). */
+export function effortsFor(p: string): { id: string; name: string }[] {
+  if (!isPlan(p)) return EFFORTS;
+  return [{ id: '', name: 'Default' }, ...PLAN_EFFORTS[p].map((id) => ({ id, name: EFFORT_NAMES[id] ?? id }))];
+}
 
 export const WRITE_POLICIES: { id: WritePolicy; name: string; note: string }[] = [
   { id: 'immediate', name: 'Just do it (undoable)', note: 'Changes happen at once; each one can be undone from the chat.' },
@@ -420,7 +556,7 @@ export const DEFAULT_SETTINGS: AssistantSettings = { provider: 'anthropic', mode
 export function normalizeSettings(s: Partial<AssistantSettings> | null | undefined): AssistantSettings {
   const v = s ?? {};
   return {
-    provider: PROVIDERS.some((p) => p.id === v.provider) ? (v.provider as Provider) : DEFAULT_SETTINGS.provider,
+    provider: knownProvider(v.provider) ? v.provider : DEFAULT_SETTINGS.provider,
     model: typeof v.model === 'string' ? v.model : '',
     baseUrl: typeof v.baseUrl === 'string' ? v.baseUrl : '',
     effort: typeof v.effort === 'string' ? v.effort : '',
@@ -433,10 +569,27 @@ export function takesBaseUrl(p: Provider): boolean {
   return p === 'openai' || p === 'ollama';
 }
 
+/** Whether the provider takes an API key (a plan uses its agent's own sign-in; Ollama needs none). */
+export function takesKey(p: Provider): boolean {
+  return p === 'anthropic' || p === 'openai';
+}
+
+/**
+ * The form after the person picks provider p: a base URL only where it is taken, an effort the new
+ * menu has, and, moving to or from a plan, an empty model (a plan's empty model is its own default;
+ * an API model's name rarely fits a plan).
+ */
+export function withProvider(s: AssistantSettings, p: Provider): AssistantSettings {
+  if (s.provider === p) return s;
+  const model = isPlan(p) !== isPlan(s.provider) ? '' : s.model;
+  const effort = effortsFor(p).some((e) => e.id === s.effort) ? s.effort : '';
+  return { ...s, provider: p, model, effort, baseUrl: takesBaseUrl(p) ? s.baseUrl : '' };
+}
+
 /** Settings ready to save, or the sentence saying what to fix. */
 export function validateSettings(s: AssistantSettings): { ok: true; value: AssistantSettings } | { ok: false; error: string; field: keyof AssistantSettings } {
   const value: AssistantSettings = { ...s, model: s.model.trim(), baseUrl: takesBaseUrl(s.provider) ? s.baseUrl.trim() : '' };
-  if (!PROVIDERS.some((p) => p.id === value.provider)) return { ok: false, field: 'provider', error: 'Choose a provider.' };
+  if (!knownProvider(value.provider)) return { ok: false, field: 'provider', error: 'Choose a provider.' };
   if (/\s/.test(value.model)) return { ok: false, field: 'model', error: 'A model name has no spaces.' };
   if (value.model.length > 200) return { ok: false, field: 'model', error: 'That model name is too long.' };
   if (value.baseUrl) {
@@ -450,14 +603,14 @@ export function validateSettings(s: AssistantSettings): { ok: true; value: Assis
       return { ok: false, field: 'baseUrl', error: 'The base URL must start with http:// or https://, such as http://127.0.0.1:11434/v1.' };
     }
   }
-  if (!EFFORTS.some((e) => e.id === value.effort)) return { ok: false, field: 'effort', error: 'Choose an effort from the list.' };
+  if (!effortsFor(value.provider).some((e) => e.id === value.effort)) return { ok: false, field: 'effort', error: 'Choose an effort from the list.' };
   if (!WRITE_POLICIES.some((p) => p.id === value.writePolicy)) return { ok: false, field: 'writePolicy', error: 'Choose how changes happen.' };
   return { ok: true, value };
 }
 
-/** Whether a turn can be sent: a model is chosen. */
+/** Whether a turn can be sent: a model is chosen (a plan without one uses its agent's default). */
 export function modelIsSet(s: AssistantSettings | null): boolean {
-  return !!s && s.model.trim() !== '';
+  return !!s && (isPlan(s.provider) || s.model.trim() !== '');
 }
 
 export type KeyState = 'saved' | 'env' | 'none';
@@ -531,6 +684,8 @@ export interface TurnBody {
   model?: string;
   baseUrl?: string;
   effort?: string;
+  /** The open screen's path (routePath), which the assistant's playbook routing counts. */
+  path?: string;
 }
 
 /**

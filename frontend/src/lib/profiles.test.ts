@@ -1,21 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
-  agentModels,
   assignBodyFor,
   changedFields,
-  defaultEffortLabel,
-  defaultModelLabel,
   defaultProfile,
   formFromProfile,
-  modelEfforts,
   profileInput,
   profileSummary,
-  reconcile,
   sortProfiles,
   type Profile,
 } from './profiles';
 import { assignBody, DEFAULT_FORM, type AssignForm } from './runs';
-import type { Agent } from './settings';
 
 const profile = (p: Partial<Profile>): Profile => ({
   id: 'prof_1',
@@ -28,8 +22,6 @@ const profile = (p: Partial<Profile>): Profile => ({
   updatedAt: '2026-01-01T00:00:00Z',
   ...p,
 });
-
-const agent = (a: Partial<Agent>): Agent => ({ name: 'codex', title: 'Codex', installed: true, signedIn: 'yes', ...a });
 
 describe('profiles list', () => {
   it('puts the starred one first and finds the default', () => {
@@ -75,6 +67,13 @@ describe('form from a profile', () => {
     expect(input).toEqual({ name: 'Careful Codex', agent: 'codex', folder: '/home/me/app', settings: profile({}).settings });
     expect(formFromProfile(profile({ ...input }))).toEqual(f);
   });
+  it('keeps the long context window and fast mode', () => {
+    const p = profile({ settings: { model: 'claude-sonnet-4-6', contextTier: 'long', fast: true } });
+    const f = formFromProfile(p);
+    expect([f.contextTier, f.fast]).toEqual(['long', true]);
+    expect(profileInput('Long', f).settings).toMatchObject({ contextTier: 'long', fast: true });
+    expect(profileSummary(p)).toBe('codex · claude-sonnet-4-6 · long context · fast');
+  });
   it('leaves empty model, effort, limits and folder out of a profile', () => {
     const input = profileInput('Quick', { ...DEFAULT_FORM, maxMinutes: ' ', maxTurns: '0' });
     expect(input.folder).toBeUndefined();
@@ -102,6 +101,11 @@ describe('assign body with a profile', () => {
     const f = { ...formFromProfile(p), agent: 'claude', model: '', effort: '' };
     expect(assignBodyFor({ taskId: 't' }, f, p)).toEqual({ taskId: 't', profile: 'prof_1', agent: 'claude', settings: { model: '', effort: '' } });
   });
+  it('sends the standard window and fast mode off when the person turned them off', () => {
+    const q = profile({ settings: { contextTier: 'long', fast: true } });
+    const f: AssignForm = { ...formFromProfile(q), contextTier: '', fast: false };
+    expect(assignBodyFor({ taskId: 't' }, f, q).settings).toEqual({ contextTier: '', fast: false });
+  });
   it('sends a cleared limit as none', () => {
     const f = { ...formFromProfile(p), maxMinutes: '' };
     expect(assignBodyFor({ taskId: 't' }, f, p).settings).toEqual({ maxMinutes: 0 });
@@ -119,43 +123,5 @@ describe('assign body with a profile', () => {
     const f = { ...DEFAULT_FORM, agent: 'claude', model: 'opus' };
     expect(assignBodyFor({ taskId: 't' }, f, null)).toEqual(assignBody({ taskId: 't' }, f));
     expect(assignBodyFor({ taskId: 't' }, f, null).profile).toBeUndefined();
-  });
-});
-
-describe('models and efforts', () => {
-  const agents = [
-    agent({ name: 'claude', title: 'Claude Code', models: ['opus', 'sonnet', ' '] }),
-    agent({ models: [{ id: 'gpt-5', efforts: ['low', 'medium', 'high'], defaultEffort: 'medium' }, { id: 'gpt-5-mini' }] }),
-    agent({ name: 'gemini', title: 'Gemini CLI', models: null }),
-  ];
-  it('reads the models an agent reports, names or objects', () => {
-    expect(agentModels(agents, 'claude')).toEqual([{ id: 'opus' }, { id: 'sonnet' }]);
-    expect(agentModels(agents, 'codex').map((m) => m.id)).toEqual(['gpt-5', 'gpt-5-mini']);
-    expect(agentModels(agents, 'gemini')).toEqual([]);
-    expect(agentModels(null, 'claude')).toEqual([]);
-    expect(agentModels(agents, 'nobody')).toEqual([]);
-  });
-  it('offers the efforts the model takes when known', () => {
-    const m = agentModels(agents, 'codex');
-    expect(modelEfforts(m, 'gpt-5')).toEqual(['low', 'medium', 'high']);
-    expect(modelEfforts(m, 'gpt-5-mini')).toBeNull();
-    expect(modelEfforts(m, '')).toBeNull();
-    expect(defaultEffortLabel(m, 'gpt-5')).toBe('Default (Medium)');
-    expect(defaultEffortLabel(m, 'gpt-5-mini')).toBe('Default');
-    expect(defaultModelLabel(agents, 'claude')).toBe('Claude Code default');
-    expect(defaultModelLabel(agents, 'stand-in')).toBe('stand-in default');
-  });
-  it('resets a model the new agent does not report, and an effort the model does not take', () => {
-    const f: AssignForm = { ...DEFAULT_FORM, agent: 'claude', model: 'gpt-5', effort: 'max' };
-    expect(reconcile(f, agents)).toEqual({ ...f, model: '', effort: 'max' });
-    const g: AssignForm = { ...DEFAULT_FORM, agent: 'codex', model: 'gpt-5', effort: 'max' };
-    expect(reconcile(g, agents)).toEqual({ ...g, effort: '' });
-    const h: AssignForm = { ...DEFAULT_FORM, agent: 'codex', model: 'gpt-5', effort: 'high' };
-    expect(reconcile(h, agents)).toBe(h);
-  });
-  it('keeps what was typed when the agent reports no models', () => {
-    const f: AssignForm = { ...DEFAULT_FORM, agent: 'gemini', model: 'gemini-2.5-pro', effort: 'whatever' };
-    expect(reconcile(f, agents)).toBe(f);
-    expect(reconcile(f, null)).toBe(f);
   });
 });

@@ -1,15 +1,17 @@
 // Run profiles (GET/POST/PATCH/DELETE /api/agent/profiles): named run settings for an agent, one
 // of them starred as the default the Assign dialog starts from. And the pure logic between a
 // profile and the Assign dialog's form: filling the form from a profile, what the person changed
-// from it, the assign body that names the profile plus only those changes, and the model and
-// effort menus from what the chosen agent reports (spec 003 §3.2).
+// from it, and the assign body that names the profile plus only those changes. The model menus
+// are modelmenu.ts's.
 
 import { request } from './api';
 import { assignBody, DEFAULT_FORM, type AssignBody, type AssignForm, type RunSettings } from './runs';
-import type { Agent, ModelInfo } from './settings';
 
 export type ProfileSettings = Partial<
-  Pick<RunSettings, 'mode' | 'trusted' | 'sandbox' | 'outside' | 'git' | 'askBeforeCommit' | 'internet' | 'maxMinutes' | 'maxTurns' | 'model' | 'effort'>
+  Pick<
+    RunSettings,
+    'mode' | 'trusted' | 'sandbox' | 'outside' | 'git' | 'askBeforeCommit' | 'internet' | 'maxMinutes' | 'maxTurns' | 'model' | 'effort' | 'contextTier' | 'fast'
+  >
 >;
 
 export interface Profile {
@@ -66,6 +68,8 @@ export function profileSummary(p: Profile): string {
   if (s.mode) parts.push(MODE_LABEL[s.mode] ?? s.mode);
   if (s.model) parts.push(s.model + (s.effort ? ` (${s.effort})` : ''));
   else if (s.effort) parts.push(`effort ${s.effort}`);
+  if (s.contextTier === 'long') parts.push('long context');
+  if (s.fast) parts.push('fast');
   if (s.maxMinutes) parts.push(`${s.maxMinutes} min`);
   if (s.maxTurns) parts.push(`${s.maxTurns} turns`);
   return parts.join(' · ');
@@ -91,6 +95,8 @@ export function formFromProfile(p: Profile, base: AssignForm = DEFAULT_FORM): As
   f.maxTurns = s.maxTurns ? String(s.maxTurns) : '';
   f.model = s.model ?? '';
   f.effort = s.effort ?? '';
+  f.contextTier = s.contextTier === 'long' ? 'long' : '';
+  f.fast = s.fast === true;
   if (!f.folder) f.worktree = false;
   return f;
 }
@@ -102,7 +108,10 @@ function limit(v: string | number | null | undefined): number {
   return /^\d+$/.test(s) ? Number(s) : (s as unknown as number);
 }
 
-/** The body of POST/PATCH /api/agent/profiles for a name and a form. Empty model, effort and limits are left out. */
+/**
+ * The body of POST/PATCH /api/agent/profiles for a name and a form. Empty model, effort and
+ * limits, the standard context window and fast mode off are left out.
+ */
 export function profileInput(name: string, f: AssignForm): ProfileInput {
   const settings: ProfileSettings = {
     mode: f.mode,
@@ -120,6 +129,8 @@ export function profileInput(name: string, f: AssignForm): ProfileInput {
   const effort = f.effort.trim();
   if (model) settings.model = model;
   if (effort) settings.effort = effort;
+  if (f.contextTier === 'long') settings.contextTier = 'long';
+  if (f.fast) settings.fast = true;
   const out: ProfileInput = { name: name.trim(), agent: f.agent.trim(), settings };
   const folder = f.folder.trim();
   if (folder) out.folder = folder;
@@ -127,7 +138,7 @@ export function profileInput(name: string, f: AssignForm): ProfileInput {
 }
 
 /** The settings fields of the form, in the order they are compared and sent. */
-const SETTING_KEYS = ['mode', 'trusted', 'sandbox', 'internet', 'git', 'outside', 'maxMinutes', 'maxTurns', 'model', 'effort'] as const;
+const SETTING_KEYS = ['mode', 'trusted', 'sandbox', 'internet', 'git', 'outside', 'maxMinutes', 'maxTurns', 'model', 'effort', 'contextTier', 'fast'] as const;
 type SettingKey = (typeof SETTING_KEYS)[number];
 
 function norm(k: keyof AssignForm, v: unknown): unknown {
@@ -145,7 +156,8 @@ export function changedFields(from: AssignForm, f: AssignForm): (keyof AssignFor
 /**
  * The body of POST /api/agent/assign. Without a profile: every field (assignBody). With one: the
  * profile's id plus only the fields the person changed from it, so the profile supplies the rest.
- * A cleared model or effort is sent empty and a cleared limit as 0: the agent's own default, no limit.
+ * A cleared model, effort or context window is sent empty, fast mode turned off as false and a
+ * cleared limit as 0: the agent's own default, no limit.
  */
 export function assignBodyFor(target: { taskId: string }, f: AssignForm, profile: Profile | null): AssignBody {
   if (!profile) return assignBody(target, f);
@@ -159,54 +171,4 @@ export function assignBodyFor(target: { taskId: string }, f: AssignForm, profile
   }
   if (f.worktree && f.folder.trim()) body.worktree = true;
   return body;
-}
-
-// ---------- models and efforts ----------
-
-/** The efforts offered when the model's own are not known. */
-export const COMMON_EFFORTS = ['low', 'medium', 'high', 'max'];
-
-/** The models the named agent reports on this computer; [] when it reports none (then the model is typed). */
-export function agentModels(agents: readonly Agent[] | null | undefined, agent: string): ModelInfo[] {
-  const a = agents?.find((x) => x.name === agent.trim());
-  const out: ModelInfo[] = [];
-  for (const m of a?.models ?? []) {
-    if (typeof m === 'string') {
-      if (m.trim()) out.push({ id: m.trim() });
-    } else if (m && typeof m.id === 'string' && m.id.trim()) {
-      out.push({ ...m, id: m.id.trim() });
-    }
-  }
-  return out;
-}
-
-/** The efforts the chosen model takes, or null when not known (then the effort is typed, with common levels offered). */
-export function modelEfforts(models: readonly ModelInfo[], model: string): string[] | null {
-  const m = models.find((x) => x.id === model.trim());
-  return m?.efforts?.length ? m.efforts : null;
-}
-
-/**
- * The form after its agent or model changed: a model the new agent does not report, and an effort
- * the model does not take, go back to the default. Unknown lists keep what was typed.
- */
-export function reconcile(f: AssignForm, agents: readonly Agent[] | null | undefined): AssignForm {
-  const models = agentModels(agents, f.agent);
-  let { model, effort } = f;
-  if (models.length && model.trim() && !models.some((m) => m.id === model.trim())) model = '';
-  const efforts = modelEfforts(models, model);
-  if (efforts && effort.trim() && !efforts.includes(effort.trim())) effort = '';
-  return model === f.model && effort === f.effort ? f : { ...f, model, effort };
-}
-
-/** The default entry of a model menu: "Claude Code default". */
-export function defaultModelLabel(agents: readonly Agent[] | null | undefined, agent: string): string {
-  const a = agents?.find((x) => x.name === agent.trim());
-  return `${a?.title || agent.trim() || 'Agent'} default`;
-}
-
-/** The default entry of an effort menu: "Default (Medium)" when the model names its default. */
-export function defaultEffortLabel(models: readonly ModelInfo[], model: string): string {
-  const d = models.find((x) => x.id === model.trim())?.defaultEffort;
-  return d ? `Default (${d[0].toUpperCase()}${d.slice(1)})` : 'Default';
 }

@@ -215,13 +215,14 @@ describe('applyRunEvent', () => {
     expect(st.status).toBe('failed');
   });
 
-  it('retry, session gone, error, evidence and report rows', () => {
+  it('retry, session gone, error, evidence, report and note rows', () => {
     const st = reduceTrace([
       ev('run.retry', { attempt: 2, retryInMs: 15_000, text: 'boom' }),
       ev('run.session_gone', { session: 's1' }),
       ev('run.error', { text: 'bad' }),
       ev('run.evidence', { input: 'shot.png', text: 'the page', reason: 'evd_1 (screenshot)' }),
       ev('run.report', { text: 'All good', status: 'pass' }),
+      ev('run.note', { text: 'Haiku 4.5 has no fast mode; the run goes without it.' }),
     ]);
     expect(st.rows.map((r) => [r.type, r.text])).toEqual([
       ['note', 'Carrying on in 15 s (try 2).'],
@@ -229,6 +230,7 @@ describe('applyRunEvent', () => {
       ['error', 'bad'],
       ['evidence', 'shot.png'],
       ['report', 'All good'],
+      ['note', 'Haiku 4.5 has no fast mode; the run goes without it.'],
     ]);
     expect(st.rows[3].detail).toBe('the page · evd_1 (screenshot)');
   });
@@ -278,6 +280,11 @@ describe('assigning', () => {
     });
   });
 
+  it('sends the long context window and fast mode when chosen', () => {
+    const body = assignBody({ taskId: 't' }, { ...DEFAULT_FORM, model: 'claude-sonnet-4-6', contextTier: 'long', fast: true });
+    expect(body.settings).toMatchObject({ model: 'claude-sonnet-4-6', contextTier: 'long', fast: true });
+  });
+
   it('a continuation names the run and the new title; a worktree is asked for', () => {
     const body = assignBody({ title: 'Now the tests', continue: 'job_1' }, { ...DEFAULT_FORM, folder: '/r', worktree: true, maxTurns: null });
     expect(body).toMatchObject({ title: 'Now the tests', continue: 'job_1', folder: '/r', worktree: true });
@@ -306,8 +313,12 @@ describe('assigning', () => {
       maxTurns: '',
       model: 'm',
       effort: 'high',
+      contextTier: '',
+      fast: false,
     });
     expect(formFromJob({ ...j, folderKind: 'workspace', folder: '/data/ws' } as Job).folder).toBe('');
+    const long = formFromJob({ ...j, settings: { ...j.settings, contextTier: 'long', fast: true } } as Job);
+    expect([long.contextTier, long.fast]).toEqual(['long', true]);
   });
 
   it('upsertJob keeps the newest first and replaces by id', () => {

@@ -34,7 +34,12 @@ export interface RunSettings {
   maxTurns: number;
   model: string;
   effort: string;
+  /** '' the model's standard context window, 'long' its long one. */
+  contextTier?: ContextTier;
+  fast?: boolean;
 }
+
+export type ContextTier = '' | 'long';
 
 export interface ReportCheck {
   name: string;
@@ -127,6 +132,7 @@ export const RUN_EVENT_KINDS = [
   'run.error',
   'run.retry',
   'run.session_gone',
+  'run.note',
   'run.evidence',
   'run.report',
   'run.ended',
@@ -418,6 +424,9 @@ export function applyRunEvent(st: TraceState, ev: LiveEvent): TraceState {
     case 'run.session_gone':
       add({ type: 'note', text: 'The agent session could not be reopened; a new one starts with the full brief.', detail: t.reason || t.text });
       break;
+    case 'run.note':
+      add({ type: 'note', text: t.text ?? '' });
+      break;
     case 'run.evidence':
       add({ type: 'evidence', text: t.input ?? 'a file', detail: [t.text, t.reason].filter(Boolean).join(' · ') });
       break;
@@ -520,6 +529,8 @@ export interface AssignForm {
   maxTurns: string | number | null;
   model: string;
   effort: string;
+  contextTier: ContextTier;
+  fast: boolean;
 }
 
 export const DEFAULT_FORM: AssignForm = {
@@ -536,6 +547,8 @@ export const DEFAULT_FORM: AssignForm = {
   maxTurns: '',
   model: '',
   effort: '',
+  contextTier: '',
+  fast: false,
 };
 
 /** A form filled in from an earlier run, to run it again or to start from. */
@@ -555,6 +568,8 @@ export function formFromJob(j: Job): AssignForm {
     maxTurns: s.maxTurns ? String(s.maxTurns) : '',
     model: s.model ?? '',
     effort: s.effort ?? '',
+    contextTier: s.contextTier === 'long' ? 'long' : '',
+    fast: s.fast === true,
   };
 }
 
@@ -572,7 +587,8 @@ export interface AssignBody {
 
 /**
  * The body of POST /api/agent/assign for a form. A limit that is not a whole number is sent as
- * typed, so the server says what is wrong with it; empty limits, model and effort are left out.
+ * typed, so the server says what is wrong with it; empty limits, model and effort, the standard
+ * context window and fast mode off are left out.
  */
 export function assignBody(target: { taskId: string } | { title: string; continue: string }, f: AssignForm): AssignBody {
   const settings: AssignBody['settings'] = {
@@ -592,6 +608,8 @@ export function assignBody(target: { taskId: string } | { title: string; continu
   const folder = (f.folder ?? '').trim();
   if (model) settings.model = model;
   if (effort) settings.effort = effort;
+  if (f.contextTier === 'long') settings.contextTier = 'long';
+  if (f.fast) settings.fast = true;
   const body: AssignBody = { ...target, agent: (f.agent ?? '').trim(), settings };
   if (folder) body.folder = folder;
   if (f.worktree) body.worktree = true;

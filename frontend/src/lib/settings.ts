@@ -17,14 +17,27 @@ export interface Agent {
   problem?: string;
   /** The models the agent reports on this computer: names, or (when known) with their thinking levels. */
   models?: ReportedModel[] | null;
+  /** What the agent says of each model, where it says more than names (spec 003 §3.2). */
+  catalog?: ModelInfo[] | null;
 }
 
-/** A model an agent reports: its id, and the thinking levels it takes when known. */
+/** A model an agent reports: its id, and what it takes when known (engines.ModelInfo). */
 export interface ModelInfo {
   id: string;
   name?: string;
+  /** Who makes it: Anthropic, OpenAI. */
+  vendor?: string;
+  description?: string;
+  /** The model the agent runs when none is named. */
+  default?: boolean;
+  /** Its thinking levels, lowest first. */
   efforts?: string[];
   defaultEffort?: string;
+  /** Its standard context window in tokens; longContext its long one when it has two. */
+  context?: number;
+  longContext?: number;
+  /** It has a fast mode. */
+  fast?: boolean;
 }
 
 /** The runtime's detection gives model names; a richer answer may give objects. Both are read. */

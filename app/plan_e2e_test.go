@@ -1,0 +1,141 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/claude"
+	"github.com/ensemblework/ensemble/engines/codex"
+	"github.com/ensemblework/ensemble/engines/enginetest"
+)
+
+// planAgent is one plan's real agent CLI, set up against the scripted model.
+type planAgent struct {
+	provider, agent   string
+	pkg, version, bin string
+	model             string
+	driver            func(bin string, log *slog.Logger) engines.Driver
+	setup             func(t *testing.T, url string)
+	// toolsOff: the agent is offered none of its own tools (Claude Code's --tools ""). Codex keeps
+	// a few that act on nothing (MCP resource listing, asking the person, viewing a picture), and
+	// Ensemble declines every approval it asks for.
+	toolsOff bool
+}
+
+// ownTools are an agent's own tools that act on the computer or the web.
+var ownTools = regexp.MustCompile(`^(exec_command|write_stdin|shell|apply_patch|web_search|Bash|Edit|Write|Read|WebFetch|WebSearch|Agent|Task)$|spawn_agent`)
+
+// TestAssistantOnPlans runs the assistant on the person's own plan (spec 003 §8): the real Claude
+// Code and Codex from npm, against the scripted model in a loopback-only namespace, answer `ensemble
+// chat` with Ensemble's instructions, calling Ensemble's tools over the turn's MCP server; the write
+// lands through the same code as a model-key turn, and the next message resumes the same session.
+func TestAssistantOnPlans(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives the real agent CLIs; not in -short")
+	}
+	for _, a := range []planAgent{{
+		provider: "claude-code", agent: "claude", pkg: "@anthropic-ai/claude-code", version: "2.1.197", bin: "claude",
+		model: "claude-sonnet-4-5", toolsOff: true,
+		driver: func(bin string, log *slog.Logger) engines.Driver {
+			return claude.New(claude.WithBinary(bin), claude.WithLogger(log))
+		},
+		setup: func(t *testing.T, url string) {
+			t.Setenv("HOME", enginetest.ClaudeHome(t, url))
+			t.Setenv("TMPDIR", t.TempDir())
+		},
+	}, {
+		// A model outside Codex's bundled catalog: for gpt-5.5 Codex defers MCP tools behind its
+		// tool_search, which a real model calls first and the scripted one does not.
+		provider: "codex", agent: "codex", pkg: "@openai/codex", version: "0.171.0", bin: "codex", model: "scripted-model",
+		driver: func(bin string, log *slog.Logger) engines.Driver {
+			return codex.New(codex.WithBinary(bin), codex.WithLogger(log))
+		},
+		setup: func(t *testing.T, url string) {
+			codexHome, tmp := enginetest.CodexHome(t, url, "scripted-model")
+			t.Setenv("HOME", filepath.Dir(codexHome))
+			t.Setenv("CODEX_HOME", codexHome)
+			t.Setenv("TMPDIR", tmp)
+			t.Setenv(enginetest.CodexProviderKey, "dummy")
+			t.Setenv("CODEX_DISABLE_UPDATE_NOTICE", "1")
+			t.Setenv("RUST_LOG", "warn")
+		},
+	}} {
+		t.Run(a.provider, func(t *testing.T) { assistantOnPlan(t, a) })
+	}
+}
+
+func assistantOnPlan(t *testing.T, a planAgent) {
+	bin := enginetest.InstallNPM(t, a.pkg, a.version, a.bin)
+	if !enginetest.InLoopbackNamespace(t) {
+		return
+	}
+	model := enginetest.NewServer(t)
+	a.setup(t, model.URL)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: t.TempDir(), Addr: "127.0.0.1:0", Log: log,
+		Drivers: map[string]engines.Driver{a.agent: a.driver(bin, log)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	data := "--data=" + rt.cfg.DataDir
+
+	model.Script(
+		enginetest.Say("Adding it.").Call("mcp__ensemble__hub_create_tasks", map[string]any{"tasks": []map[string]any{{"title": "Water the plants"}}}),
+		enginetest.Say("I added Water the plants to To do."),
+	)
+	code, out := ensemble(t, data, "chat", "--provider", a.provider, "--model", a.model, "add a task: water the plants")
+	if code != 0 || !strings.Contains(out, "✓ Added 1 task: “Water the plants”") || !strings.Contains(out, "I added Water the plants to To do.") {
+		t.Fatalf("chat: %d %q", code, out)
+	}
+	id := regexp.MustCompile(`cnv_[0-9a-f]+`).FindString(out)
+	var titles, actor string
+	err = rt.store.Reader().QueryRow(`SELECT group_concat(title), (SELECT actor_kind FROM ledger_groups ORDER BY seq DESC LIMIT 1) FROM tasks`).Scan(&titles, &actor)
+	if err != nil || titles != "Water the plants" || actor != "assistant" {
+		t.Fatalf("after the turn: tasks %q, last write by %q (%v)", titles, actor, err)
+	}
+	var first enginetest.Request
+	for _, r := range model.Requests() {
+		if r.Side == "" && r.Step == 0 {
+			first = r // the agent's own request, not a side one (titles, probes)
+			break
+		}
+	}
+	system := first.System // Claude Code's system prompt; Codex sends its base instructions as a developer message
+	for _, m := range first.Messages {
+		for _, b := range m.Blocks {
+			if m.Role == "system" {
+				system += b.Text
+			}
+		}
+	}
+	if !strings.Contains(system, "You are Ensemble's assistant") {
+		t.Errorf("the agent's instructions are not Ensemble's: %.300q", system)
+	}
+	for _, tool := range first.Tools {
+		if !strings.HasPrefix(tool.Name, "mcp__ensemble__") && (a.toolsOff || ownTools.MatchString(tool.Name)) {
+			t.Errorf("the agent was offered its own tool %q in a chat", tool.Name)
+		}
+	}
+	if !strings.Contains(first.LastUserText(), "add a task: water the plants") {
+		t.Errorf("the message reached the agent as %q", first.LastUserText())
+	}
+
+	// The next message resumes the session: the model sees the first exchange without a transcript.
+	model.Script(enginetest.Say("Just Water the plants."))
+	code, out = ensemble(t, data, "chat", "--conversation", id, "--provider", a.provider, "--model", a.model, "what is on my list?")
+	if code != 0 || !strings.Contains(out, "Just Water the plants.") {
+		t.Fatalf("second message: %d %q", code, out)
+	}
+	reqs := model.Requests()
+	last := reqs[len(reqs)-1]
+	if strings.Contains(last.LastUserText(), "Earlier in this conversation") || len(last.Messages) < 4 {
+		t.Errorf("the second turn did not resume the session: %d messages, last %q", len(last.Messages), last.LastUserText())
+	}
+}
