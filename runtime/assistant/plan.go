@@ -80,13 +80,7 @@ func (s *Service) planDriver(ctx context.Context, p aiPlan) (engines.Driver, err
 
 // runPlan answers one turn on a plan: the agent runs with the turn's tools until it answers.
 func (s *Service) runPlan(ctx context.Context, p aiPlan, d engines.Driver, convID string, req TurnRequest, policy string, history []models.Message, emit func(Event)) (Reply, error) {
-	prep := s.prepare(ctx, convID, req)
-	emit(Event{Type: "refs", Refs: prep.known()})
-	text := req.Text
-	if note := s.heldNote(ctx, convID); note != "" {
-		text = note + "\n\n" + text
-	}
-	text = prep.context + text
+	prep, text := s.begin(ctx, convID, req, emit)
 	folder := filepath.Join(s.cfg.PlanDir, convID)
 	if err := os.MkdirAll(folder, 0o700); err != nil {
 		return Reply{ConversationID: convID, Tools: []ToolRow{}}, fmt.Errorf("The chat's folder could not be made: %w", err)
@@ -103,7 +97,7 @@ func (s *Service) runPlan(ctx context.Context, p aiPlan, d engines.Driver, convI
 		Effort:   req.Effort,
 		MaxTurns: planMaxTurns,
 		Chat:     true,
-		System:   fmt.Sprintf(instructions, s.cfg.Now().Format("Monday 2 January 2006"), writeModeNote(policy)) + prep.instructions + planNote,
+		System:   s.system(policy, prep) + planNote,
 		MCP: engines.MCPServer{Name: "ensemble", URL: s.cfg.PlanMCPURL,
 			Headers: map[string]string{"Authorization": "Bearer " + pt.secret}},
 	}

@@ -326,13 +326,7 @@ func writeModeNote(policy string) string {
 func (s *Service) run(ctx context.Context, provider models.Provider, convID string, req TurnRequest, policy string, history []models.Message, emit func(Event)) (Reply, error) {
 	reply := Reply{ConversationID: convID, Tools: []ToolRow{}}
 	offered := s.cfg.Tools.Names() // what may run; prep.shown is what the model is shown
-	prep := s.prepare(ctx, convID, req)
-	emit(Event{Type: "refs", Refs: prep.known()})
-	text := req.Text
-	if note := s.heldNote(ctx, convID); note != "" {
-		text = note + "\n\n" + text
-	}
-	text = prep.context + text
+	prep, text := s.begin(ctx, convID, req, emit)
 	msgs := append(history, models.Message{Role: "user", Text: text})
 	tc := s.toolContext(convID)
 	streamed := ""
@@ -341,7 +335,7 @@ func (s *Service) run(ctx context.Context, provider models.Provider, convID stri
 		last := step == MaxSteps-1
 		mreq := models.Request{
 			Model:    req.Model,
-			System:   fmt.Sprintf(instructions, s.cfg.Now().Format("Monday 2 January 2006"), writeModeNote(policy)) + prep.instructions,
+			System:   s.system(policy, prep),
 			Messages: msgs,
 			Tools:    prep.tools(s.cfg.Tools),
 			ToolsOff: last,
@@ -394,6 +388,23 @@ func (s *Service) run(ctx context.Context, provider models.Provider, convID stri
 	}
 	reply.Text = streamed
 	return reply, errors.New("The assistant ran out of steps before answering. Ask again, or ask for less at once.")
+}
+
+// begin prepares a turn: the records it knows go out as the refs frame, before any text, and the
+// message goes to the model with the writes still held and the turn's context block in front.
+func (s *Service) begin(ctx context.Context, convID string, req TurnRequest, emit func(Event)) (*turnPrep, string) {
+	prep := s.prepare(ctx, convID, req)
+	emit(Event{Type: "refs", Refs: prep.known()})
+	text := req.Text
+	if note := s.heldNote(ctx, convID); note != "" {
+		text = note + "\n\n" + text
+	}
+	return prep, prep.context + text
+}
+
+// system is the turn's instructions: the fixed ones, then the person's skills and the playbooks.
+func (s *Service) system(policy string, prep *turnPrep) string {
+	return fmt.Sprintf(instructions, s.cfg.Now().Format("Monday 2 January 2006"), writeModeNote(policy)) + prep.instructions
 }
 
 // call runs one tool call and returns its row, what the model is told, and whether that is an error.

@@ -2,11 +2,15 @@ package records
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/ensemblework/ensemble/runtime/events"
 )
 
 // A handle names one record as ensemble://<kind>/<id>; editors and agents pass handles back to ask
@@ -85,53 +89,20 @@ func (s *Service) Search(ctx context.Context, q SearchQuery) ([]SearchHit, error
 	for i, w := range ws {
 		terms[i] = `"` + w + `"*`
 	}
-	match := strings.Join(terms, " OR ")
 	// Rank inside FTS5 first (bm25 with the title weighing three times the text) and only then join,
 	// filter by kind and make snippets, for the few rows kept: sorting every match with its snippet
 	// costs more than the whole budget on a large index.
 	take := limit * 3
-	kindFilter, args := "", []any{match, take}
 	if len(q.Kinds) > 0 {
 		take = limit * 30
-		args[1] = take
-		kindFilter = " AND d.kind IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(q.Kinds)), ", ") + ")"
-		for _, k := range q.Kinds {
-			args = append(args, k)
-		}
 	}
-	rows, err := s.db.QueryContext(ctx, `
-		WITH top AS (SELECT rowid AS n, -bm25(search_fts, 3.0, 1.0) AS score FROM search_fts
-			WHERE search_fts MATCH ?1 ORDER BY bm25(search_fts, 3.0, 1.0) LIMIT ?2)
-		SELECT d.kind, d.ref_id, top.score, d.n FROM top JOIN search_docs d ON d.n = top.n WHERE 1`+kindFilter+`
-		ORDER BY top.score DESC`, args...)
+	top, err := s.rankMatches(ctx, terms, take)
 	if err != nil {
 		return nil, fmt.Errorf("records: search: %w", err)
 	}
-	var hits []SearchHit
-	var ns []int64
-	for rows.Next() {
-		var h SearchHit
-		var n int64
-		if err := rows.Scan(&h.Kind, &h.ID, &h.Score, &n); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("records: search: %w", err)
-		}
-		h.Ref = Handle(h.Kind, h.ID)
-		hits = append(hits, h)
-		ns = append(ns, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	hits, err := s.searchHits(ctx, top, q.Kinds, ws)
+	if err != nil {
 		return nil, fmt.Errorf("records: search: %w", err)
-	}
-	for i := range hits {
-		var body string
-		err := s.db.QueryRowContext(ctx, `SELECT title, body FROM search_fts WHERE rowid = ?`, ns[i]).Scan(&hits[i].Title, &body)
-		if err != nil {
-			return nil, fmt.Errorf("records: search: %w", err)
-		}
-		hits[i].Why = why(ws, hits[i].Title)
-		hits[i].Snippet = snippet(body, ws)
 	}
 	if nk, nid, ok := ParseHandle(q.Near); ok {
 		links, err := s.Links(ctx, nk, nid)
@@ -155,6 +126,179 @@ func (s *Service) Search(ctx context.Context, q SearchQuery) ([]SearchHit, error
 	}
 	for i := range hits {
 		hits[i].Score = float64(int(hits[i].Score*1000)) / 1000
+	}
+	return hits, nil
+}
+
+// A ranked is one FTS5 row and its score (-bm25: higher is better).
+type ranked struct {
+	n     int64
+	score float64
+}
+
+// rankSQL keeps the best ?2 rows matching ?1, best first and, among equal scores, in row order.
+const rankSQL = `SELECT rowid, -bm25(search_fts, 3.0, 1.0) FROM search_fts
+	WHERE search_fts MATCH ?1 ORDER BY bm25(search_fts, 3.0, 1.0), rowid LIMIT ?2`
+
+// bm25K1 is FTS5's bm25 k1.
+const bm25K1 = 1.2
+
+// rankMatches returns the best take rows matching any of terms (FTS5 phrases), best first and,
+// among equal scores, in row order.
+//
+// bm25 costs a lookup of each matching row's length, so scoring every row that holds any common
+// word costs more than the whole budget on a large index. With more than one word it first ranks
+// only the rows holding every word (MaxScore, as search engines prune): bm25 gives phrase i at
+// most idf(i)·(k1+1) however often it occurs, so a row missing a word scores strictly less than
+// the sum of the other words' bounds. When the take-th best row holding every word beats that for
+// every word left out, no other row can reach the best take (nor tie with them), and they are
+// the same rows, scores and order as ranking every match. Otherwise it ranks every match.
+func (s *Service) rankMatches(ctx context.Context, terms []string, take int) ([]ranked, error) {
+	if len(terms) > 1 {
+		top, err := rankQuery(ctx, s.db, strings.Join(terms, " AND "), take)
+		if err != nil {
+			return nil, err
+		}
+		if len(top) == take {
+			ok, err := s.othersBelow(ctx, terms, top[take-1].score)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return top, nil
+			}
+		}
+	}
+	return rankQuery(ctx, s.db, strings.Join(terms, " OR "), take)
+}
+
+// othersBelow reports whether every row missing one of terms scores below floor. bm25's idf of a
+// phrase is ln((N − hits + 0.5) / (hits + 0.5)) (at least 1e-6) over the N rows of the index; N is
+// bounded above by the span of search_docs' numbers (each indexed row has one), which only makes
+// the bound larger and costs two index lookups where counting would read every row.
+func (s *Service) othersBelow(ctx context.Context, terms []string, floor float64) (bool, error) {
+	var q strings.Builder
+	q.WriteString("SELECT coalesce((SELECT max(n) FROM search_docs) - (SELECT min(n) FROM search_docs) + 1, 0)")
+	args := make([]any, len(terms))
+	for i, t := range terms {
+		q.WriteString(", (SELECT count(*) FROM search_fts WHERE search_fts MATCH ?)")
+		args[i] = t
+	}
+	counts := make([]int64, len(terms)+1)
+	dest := make([]any, len(counts))
+	for i := range counts {
+		dest[i] = &counts[i]
+	}
+	if err := s.db.QueryRowContext(ctx, q.String(), args...).Scan(dest...); err != nil {
+		return false, err
+	}
+	n := float64(counts[0])
+	sum, least := 0.0, math.Inf(1)
+	for _, hits := range counts[1:] {
+		if hits > counts[0] {
+			return false, nil
+		}
+		idf := math.Log((n - float64(hits) + 0.5) / (float64(hits) + 0.5))
+		if idf <= 1e-6 {
+			idf = 1e-6
+		}
+		sum += idf
+		least = min(least, idf)
+	}
+	bound := (sum - least) * (bm25K1 + 1)
+	return floor > bound*(1+1e-9), nil
+}
+
+func rankQuery(ctx context.Context, db events.Querier, match string, take int) ([]ranked, error) {
+	rows, err := db.QueryContext(ctx, rankSQL, match, take)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ranked
+	for rows.Next() {
+		var r ranked
+		if err := rows.Scan(&r.n, &r.score); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// searchHits makes hits of ranked rows, keeping the kinds asked for (all when none), each with its
+// record, title, snippet and why. The rows are ordered by score as a single ranking query orders
+// them (rows with equal scores as SQLite's sorter leaves them), then their titles and text are read
+// in one query.
+func (s *Service) searchHits(ctx context.Context, top []ranked, kinds, ws []string) ([]SearchHit, error) {
+	if len(top) == 0 {
+		return nil, nil
+	}
+	args := make([]any, 0, 2*len(top)+len(kinds))
+	for _, r := range top {
+		args = append(args, r.n, r.score)
+	}
+	kindFilter, ties := "", "top.n"
+	if len(kinds) > 0 {
+		kindFilter = " AND d.kind IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(kinds)), ", ") + ")"
+		ties = "d.kind, d.ref_id"
+		for _, k := range kinds {
+			args = append(args, k)
+		}
+	}
+	// CROSS JOIN keeps SQLite from reading every record of a kind through search_docs' (kind,
+	// ref_id) index; equal scores keep the order that plan gave them.
+	rows, err := s.db.QueryContext(ctx, `
+		WITH top(n, score) AS (VALUES `+strings.TrimSuffix(strings.Repeat("(?, ?), ", len(top)), ", ")+`)
+		SELECT d.kind, d.ref_id, top.score, d.n FROM top CROSS JOIN search_docs d ON d.n = top.n WHERE 1`+kindFilter+`
+		ORDER BY top.score DESC, `+ties, args...)
+	if err != nil {
+		return nil, err
+	}
+	var hits []SearchHit
+	var ns []any
+	for rows.Next() {
+		var h SearchHit
+		var n int64
+		if err := rows.Scan(&h.Kind, &h.ID, &h.Score, &n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		h.Ref = Handle(h.Kind, h.ID)
+		hits = append(hits, h)
+		ns = append(ns, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(hits) == 0 {
+		return nil, err
+	}
+	rows, err = s.db.QueryContext(ctx, `SELECT rowid, title, body FROM search_fts WHERE rowid IN (`+
+		strings.TrimSuffix(strings.Repeat("?, ", len(ns)), ", ")+`)`, ns...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	type text struct{ title, body string }
+	byN := make(map[int64]text, len(ns))
+	for rows.Next() {
+		var n int64
+		var t text
+		if err := rows.Scan(&n, &t.title, &t.body); err != nil {
+			return nil, err
+		}
+		byN[n] = t
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range hits {
+		t, ok := byN[ns[i].(int64)]
+		if !ok {
+			return nil, sql.ErrNoRows
+		}
+		hits[i].Title = t.title
+		hits[i].Why = why(ws, t.title)
+		hits[i].Snippet = snippet(t.body, ws)
 	}
 	return hits, nil
 }
