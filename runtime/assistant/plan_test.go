@@ -3,6 +3,7 @@ package assistant
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,6 +21,8 @@ import (
 // CLI would (the real Claude Code is driven in app's TestAssistantOnClaudePlan) and does what act says.
 type standInAgent struct {
 	act func(ctx context.Context, spec engines.Spec, host engines.Host, tools *mcp.ClientSession) (engines.Result, error)
+	// changed hears the server's notifications/tools/list_changed.
+	changed chan struct{}
 
 	mu    sync.Mutex
 	specs []engines.Spec
@@ -34,7 +37,7 @@ func (a *standInAgent) Start(ctx context.Context, spec engines.Spec, host engine
 	r := &standInRun{done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		cs, err := connect(ctx, spec.MCP)
+		cs, err := connect(ctx, spec.MCP, a.changed)
 		if err != nil {
 			r.err = err
 			return
@@ -70,8 +73,14 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func connect(ctx context.Context, m engines.MCPServer) (*mcp.ClientSession, error) {
-	c := mcp.NewClient(&mcp.Implementation{Name: "stand-in", Version: "1"}, nil)
+func connect(ctx context.Context, m engines.MCPServer, changed chan struct{}) (*mcp.ClientSession, error) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "stand-in", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}})
 	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: m.URL,
 		HTTPClient: &http.Client{Transport: headerTransport(m.Headers)}}, nil)
 }
@@ -235,6 +244,81 @@ func TestPlanTurnRefusals(t *testing.T) {
 	}
 	if _, err := f.planTurn(t, "", "hi", ""); err == nil || !strings.Contains(err.Error(), "run `claude` to sign in") {
 		t.Errorf("a signed-out agent: %v", err)
+	}
+}
+
+// TestPlanTurnListsAPlaybooksTools: hub_how_to loading a playbook adds its tools to the turn's
+// server, which tells the agent its list changed, as a model-key turn adds them to the next request.
+func TestPlanTurnListsAPlaybooksTools(t *testing.T) {
+	names := func(ctx context.Context, cs *mcp.ClientSession) []string {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			return nil
+		}
+		var out []string
+		for _, tl := range res.Tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	agent := &standInAgent{changed: make(chan struct{}, 1)}
+	agent.act = func(ctx context.Context, spec engines.Spec, host engines.Host, cs *mcp.ClientSession) (engines.Result, error) {
+		if contains(names(ctx, cs), "hub_list_people") {
+			return engines.Result{}, errors.New("the records playbook's tools were listed before it was loaded")
+		}
+		if out, isErr, err := callTool(ctx, cs, "hub_how_to", map[string]any{"name": "records"}); err != nil || isErr {
+			return engines.Result{}, fmt.Errorf("hub_how_to: %s %v", out, err)
+		}
+		select {
+		case <-agent.changed:
+		case <-time.After(5 * time.Second):
+			return engines.Result{}, errors.New("no notifications/tools/list_changed")
+		}
+		if !contains(names(ctx, cs), "hub_list_people") {
+			return engines.Result{}, errors.New("the records playbook's tools are not listed after it loaded")
+		}
+		say(host, "Loaded.")
+		return engines.Result{SessionID: "s"}, nil
+	}
+	f := planFixture(t, agent, time.Minute)
+	if r, err := f.planTurn(t, "", "hi", ""); err != nil || r.Text != "Loaded." {
+		t.Fatalf("%+v, %v", r, err)
+	}
+}
+
+// TestPlanTurnStops: Stop ends the agent's run and keeps what it said.
+func TestPlanTurnStops(t *testing.T) {
+	started := make(chan struct{})
+	agent := &standInAgent{act: func(ctx context.Context, spec engines.Spec, host engines.Host, cs *mcp.ClientSession) (engines.Result, error) {
+		say(host, "Working on it.")
+		close(started)
+		<-ctx.Done()
+		return engines.Result{}, ctx.Err()
+	}}
+	f := planFixture(t, agent, time.Minute)
+	done := make(chan error, 1)
+	var conv string
+	go func() {
+		_, err := f.svc.Turn(context.Background(), TurnRequest{Text: "hi", Provider: "claude-code"}, func(e Event) {
+			if e.Type == "conversation" {
+				conv = e.ConversationID
+			}
+		})
+		done <- err
+	}()
+	<-started
+	if err := f.svc.Stop(context.Background(), conv); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, ErrStopped) {
+		t.Fatalf("a stopped plan turn ended with %v", err)
+	}
+	c, err := f.svc.Conversation(context.Background(), conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := c.Messages[len(c.Messages)-1]; !last.Stopped || last.Text != "Working on it." {
+		t.Errorf("the stopped turn was saved as %+v", last)
 	}
 }
 
