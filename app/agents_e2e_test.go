@@ -156,6 +156,11 @@ func runsUnderTheJudge(t *testing.T, a agentUnderJudge) {
 		if j.Summary != "Made the file." {
 			t.Errorf("summary %q", j.Summary)
 		}
+		// What the agent itself says it ran with (spec 003 §3.4): at least its model.
+		if j.Observed.Model == "" {
+			t.Errorf("%s reported no model: %+v", a.name, j.Observed)
+		}
+		t.Logf("observed %+v", j.Observed)
 	})
 
 	check("RefusedOnNeedsMe", func(t *testing.T) {

@@ -79,6 +79,10 @@ func TestClaudeRunsUnderTheJudge(t *testing.T) {
 		if first.Summary != "The folder holds notes.txt." || first.SessionID == "" {
 			t.Errorf("summary %q, session %q", first.Summary, first.SessionID)
 		}
+		// What Claude Code itself says it ran with (spec 003 §3.4): its model and its window.
+		if o := first.Observed; o.Model != "claude-sonnet-4-5" || o.ContextTokens == 0 || o.Effort != "" {
+			t.Errorf("observed settings %+v", o)
+		}
 	})
 
 	t.Run("EditWaitsOnNeedsMe", func(t *testing.T) {

@@ -151,20 +151,26 @@ type Event struct {
 	Usage  *Usage          `json:"usage,omitempty"`  // usage
 	// Session is the agent's session id, on the started event.
 	Session string `json:"session,omitempty"`
-	Model   string `json:"model,omitempty"`
+	// Model and Effort are, on the started event, the model and thinking level as the agent itself
+	// reports them, never what was asked ("": the agent does not say; spec 003 §3.4).
+	Model  string `json:"model,omitempty"`
+	Effort string `json:"effort,omitempty"`
+	// ContextTokens is, on a usage event, the size of the context window the agent says it runs
+	// with, in tokens (0: the agent does not say).
+	ContextTokens int `json:"contextTokens,omitempty"`
 }
 
 // EventKind names an Event.
 type EventKind string
 
 const (
-	EventStarted   EventKind = "started"    // the agent is up; Session and Model set
+	EventStarted   EventKind = "started"    // the agent is up; Session set, Model and Effort as reported
 	EventMessage   EventKind = "message"    // the agent said Text
 	EventDelta     EventKind = "delta"      // a chat turn's Text as it streams; EventMessage follows whole
 	EventThinking  EventKind = "thinking"   // the agent thought Text
 	EventToolStart EventKind = "tool_start" // the agent called Tool with Input
 	EventToolEnd   EventKind = "tool_end"   // the call ToolID returned Output (Failed if it failed)
-	EventUsage     EventKind = "usage"      // tokens and cost so far
+	EventUsage     EventKind = "usage"      // tokens and cost so far, and ContextTokens when reported
 	EventError     EventKind = "error"      // the agent or its protocol reported Text
 )
 

@@ -37,6 +37,7 @@ type client struct {
 	refused  []refusal
 	usage    engines.Usage
 	costSeen bool
+	window   int // the context window the agent last reported, in tokens (0: none yet)
 }
 
 type refusal struct {
@@ -112,13 +113,22 @@ func (c *client) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) 
 		t.merge(tu.Title, tu.Kind, tu.Status, tu.RawInput, tu.RawOutput, tu.Locations, tu.Content)
 		c.progressLocked(t)
 	case u.UsageUpdate != nil:
-		if cost := u.UsageUpdate.Cost; cost != nil && strings.EqualFold(cost.Currency, "USD") {
+		uu := u.UsageUpdate
+		costed := false
+		if cost := uu.Cost; cost != nil && strings.EqualFold(cost.Currency, "USD") {
 			c.usage.CostUSD = cost.Amount
-			c.costSeen = true
-			us := c.usage
-			c.event(engines.Event{Kind: engines.EventUsage, Usage: &us})
+			c.costSeen, costed = true, true
 		}
-		c.log.Debug("acp: context", "agent", c.p.Name, "used", u.UsageUpdate.Used, "size", u.UsageUpdate.Size)
+		// The window is the one the agent says it has; recorded when it first says so or it changes.
+		resized := uu.Size > 0 && uu.Size != c.window
+		if resized {
+			c.window = uu.Size
+		}
+		if costed || resized {
+			us := c.usage
+			c.event(engines.Event{Kind: engines.EventUsage, Usage: &us, ContextTokens: c.window})
+		}
+		c.log.Debug("acp: context", "agent", c.p.Name, "used", uu.Used, "size", uu.Size)
 	case u.UserMessageChunk != nil, u.Plan != nil, u.AvailableCommandsUpdate != nil, u.CurrentModeUpdate != nil,
 		u.ConfigOptionUpdate != nil, u.SessionInfoUpdate != nil:
 		// Not part of the run's record.

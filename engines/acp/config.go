@@ -13,8 +13,9 @@ import (
 // configure sets the session the way the run asks: the mode that asks before edits and commands,
 // the options that would approve calls without asking turned off, then the model and thinking
 // level from the session's own options (an older agent's models and session/set_model). It
-// returns the model the agent reports.
-func (s *serve) configure(opts []acpsdk.SessionConfigOption, models *acpsdk.SessionModelState, modes *acpsdk.SessionModeState) (string, error) {
+// returns the model the agent reports (an older agent's: the one it accepted) and its thinking
+// level ("": the agent has no such option).
+func (s *serve) configure(opts []acpsdk.SessionConfigOption, models *acpsdk.SessionModelState, modes *acpsdk.SessionModeState) (model, effort string, err error) {
 	p := s.p
 	sid := acpsdk.SessionId(s.res.SessionID)
 	setValue := func(id acpsdk.SessionConfigId, v acpsdk.SessionConfigValueId) error {
@@ -33,18 +34,18 @@ func (s *serve) configure(opts []acpsdk.SessionConfigOption, models *acpsdk.Sess
 				return s.conn.SetSessionConfigOption(ctx, acpsdk.SetSessionConfigOptionRequest{Boolean: &acpsdk.SetSessionConfigOptionBoolean{SessionId: sid, ConfigId: o.Boolean.Id, Type: "boolean", Value: false}})
 			})
 			if err != nil {
-				return "", s.notAsking(err)
+				return "", "", s.notAsking(err)
 			}
 		case o.Select != nil && containsID(p.ConfigOff, string(o.Select.Id)) && o.Select.CurrentValue != "off":
 			if err := setValue(o.Select.Id, "off"); err != nil {
-				return "", s.notAsking(err)
+				return "", "", s.notAsking(err)
 			}
 		}
 	}
 	if p.Mode != "" {
 		if sel := category(opts, acpsdk.SessionConfigOptionCategoryMode); sel != nil && string(sel.CurrentValue) != p.Mode && hasValue(sel, p.Mode) {
 			if err := setValue(sel.Id, acpsdk.SessionConfigValueId(p.Mode)); err != nil {
-				return "", s.notAsking(err)
+				return "", "", s.notAsking(err)
 			}
 		} else if modes != nil && string(modes.CurrentModeId) != p.Mode {
 			for _, m := range modes.AvailableModes {
@@ -52,7 +53,7 @@ func (s *serve) configure(opts []acpsdk.SessionConfigOption, models *acpsdk.Sess
 					if _, err := call(s, func(ctx context.Context) (acpsdk.SetSessionModeResponse, error) {
 						return s.conn.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: sid, ModeId: m.Id})
 					}); err != nil {
-						return "", s.notAsking(err)
+						return "", "", s.notAsking(err)
 					}
 				}
 			}
@@ -62,11 +63,11 @@ func (s *serve) configure(opts []acpsdk.SessionConfigOption, models *acpsdk.Sess
 		if sel := category(opts, acpsdk.SessionConfigOptionCategoryModel); sel != nil {
 			v, ok := lookup(sel, s.spec.Model)
 			if !ok {
-				return "", fmt.Errorf("%s does not offer the model %s on this account", p.Title, s.spec.Model)
+				return "", "", fmt.Errorf("%s does not offer the model %s on this account", p.Title, s.spec.Model)
 			}
 			if v != sel.CurrentValue {
 				if err := setValue(sel.Id, v); err != nil {
-					return "", s.fail("%s did not take the model %s: %w", p.Title, s.spec.Model, err)
+					return "", "", s.fail("%s did not take the model %s: %w", p.Title, s.spec.Model, err)
 				}
 			}
 		} else if models != nil {
@@ -77,14 +78,14 @@ func (s *serve) configure(opts []acpsdk.SessionConfigOption, models *acpsdk.Sess
 					if _, err := call(s, func(ctx context.Context) (acpsdk.UnstableSetSessionModelResponse, error) {
 						return s.conn.UnstableSetSessionModel(ctx, acpsdk.UnstableSetSessionModelRequest{SessionId: sid, ModelId: acpsdk.UnstableModelId(m.ModelId)})
 					}); err != nil {
-						return "", s.fail("%s did not take the model %s: %w", p.Title, s.spec.Model, err)
+						return "", "", s.fail("%s did not take the model %s: %w", p.Title, s.spec.Model, err)
 					}
 					models.CurrentModelId = m.ModelId
 					break
 				}
 			}
 			if !found {
-				return "", fmt.Errorf("%s does not offer the model %s on this account", p.Title, s.spec.Model)
+				return "", "", fmt.Errorf("%s does not offer the model %s on this account", p.Title, s.spec.Model)
 			}
 		}
 	}
@@ -93,7 +94,7 @@ func (s *serve) configure(opts []acpsdk.SessionConfigOption, models *acpsdk.Sess
 			if v, ok := lookup(sel, s.spec.Effort); ok {
 				if v != sel.CurrentValue {
 					if err := setValue(sel.Id, v); err != nil && errors.Is(err, engines.ErrStopped) {
-						return "", err
+						return "", "", err
 					}
 				}
 			} else {
@@ -101,13 +102,16 @@ func (s *serve) configure(opts []acpsdk.SessionConfigOption, models *acpsdk.Sess
 			}
 		}
 	}
+	if sel := category(opts, acpsdk.SessionConfigOptionCategoryThoughtLevel); sel != nil {
+		effort = string(sel.CurrentValue)
+	}
 	if sel := category(opts, acpsdk.SessionConfigOptionCategoryModel); sel != nil {
-		return string(sel.CurrentValue), nil
+		return string(sel.CurrentValue), effort, nil
 	}
 	if models != nil {
-		return string(models.CurrentModelId), nil
+		return string(models.CurrentModelId), effort, nil
 	}
-	return s.spec.Model, nil
+	return s.spec.Model, effort, nil
 }
 
 // notAsking is the error a run stops with when the session cannot be set back to asking.

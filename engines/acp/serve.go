@@ -154,11 +154,11 @@ func (s *serve) run() (engines.Result, error) {
 		s.c.mu.Unlock()
 		opts, models, modes = resp.ConfigOptions, resp.Models, resp.Modes
 	}
-	model, err := s.configure(opts, models, modes)
+	model, effort, err := s.configure(opts, models, modes)
 	if err != nil {
 		return s.res, err
 	}
-	s.c.event(engines.Event{Kind: engines.EventStarted, Session: s.res.SessionID, Model: model})
+	s.c.event(engines.Event{Kind: engines.EventStarted, Session: s.res.SessionID, Model: model, Effort: effort})
 
 	prompt := s.spec.Prompt
 	for followUps := 0; ; followUps++ {

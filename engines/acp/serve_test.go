@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -413,5 +414,35 @@ func TestToolCallReading(t *testing.T) {
 	title := &tool{kind: acpsdk.ToolKindExecute, title: "Run `git status`"}
 	if c := title.call("/w"); c.Command != "git status" {
 		t.Errorf("title %+v", c)
+	}
+}
+
+func TestUsageUpdateWindow(t *testing.T) {
+	usd := &acpsdk.Cost{Amount: 0.5, Currency: "USD"}
+	for _, tc := range []struct {
+		name    string
+		updates []acpsdk.SessionUsageUpdate
+		want    []int // ContextTokens of each usage event
+	}{
+		{"a window", []acpsdk.SessionUsageUpdate{{Size: 200_000, Used: 10}}, []int{200_000}},
+		{"the same window again is not news", []acpsdk.SessionUsageUpdate{{Size: 200_000}, {Size: 200_000, Used: 50}}, []int{200_000}},
+		{"a changed window", []acpsdk.SessionUsageUpdate{{Size: 200_000}, {Size: 1_000_000}}, []int{200_000, 1_000_000}},
+		{"cost without a window", []acpsdk.SessionUsageUpdate{{Cost: usd}}, []int{0}},
+		{"no window, no cost", []acpsdk.SessionUsageUpdate{{Used: 5}}, nil},
+	} {
+		h := &fakeHost{}
+		c := newClient(context.Background(), Profile{Name: "x", Title: "X"}, "/w", h, slog.New(slog.DiscardHandler))
+		for _, uu := range tc.updates {
+			_ = c.SessionUpdate(context.Background(), acpsdk.SessionNotification{SessionId: "s", Update: acpsdk.SessionUpdate{UsageUpdate: &uu}})
+		}
+		var got []int
+		for _, ev := range h.events {
+			if ev.Kind == engines.EventUsage {
+				got = append(got, ev.ContextTokens)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: windows %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -255,7 +255,7 @@ func (s *session) finish(m message) {
 	s.mu.Unlock()
 	if !gone {
 		u := usageOf(m)
-		s.emit(engines.Event{Kind: engines.EventUsage, Usage: &u})
+		s.emit(engines.Event{Kind: engines.EventUsage, Usage: &u, ContextTokens: contextWindow(m.ModelUsage, s.mainModel())})
 		if m.IsError && !s.stopping.Load() {
 			text := strings.Join(errs, "; ")
 			if text == "" {
@@ -270,6 +270,13 @@ func (s *session) finish(m message) {
 	if first {
 		s.ended()
 	}
+}
+
+// mainModel is the model the init message named.
+func (s *session) mainModel() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.model
 }
 
 func usageOf(m message) engines.Usage {

@@ -22,6 +22,8 @@ type message struct {
 	TotalCostUSD float64         `json:"total_cost_usd"`
 	Usage        *apiUsage       `json:"usage"`
 	Errors       json.RawMessage `json:"errors"`
+	// ModelUsage is what each model the run used spent, by model id, with its context window.
+	ModelUsage map[string]modelUsage `json:"modelUsage"`
 
 	// stream_event (with --include-partial-messages)
 	Event *streamEvent `json:"event"`
@@ -60,6 +62,33 @@ type apiUsage struct {
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+}
+
+// modelUsage is one model's entry in a result's modelUsage.
+type modelUsage struct {
+	InputTokens   int64 `json:"inputTokens"`
+	OutputTokens  int64 `json:"outputTokens"`
+	ContextWindow int   `json:"contextWindow"`
+}
+
+// contextWindow is the main model's window in a result's modelUsage, 0 when it gives none. The
+// main model is the one the init message named (its id may carry a "[1m]" tag the entry lacks);
+// failing that, the one that spent the most, since side tasks go to a small model.
+func contextWindow(usage map[string]modelUsage, model string) int {
+	if u, ok := usage[model]; ok {
+		return u.ContextWindow
+	}
+	base := func(id string) string { id, _, _ = strings.Cut(id, "["); return id }
+	best, most := 0, int64(-1)
+	for id, u := range usage {
+		if model != "" && base(id) == base(model) {
+			return u.ContextWindow
+		}
+		if spent := u.InputTokens + u.OutputTokens; spent > most {
+			best, most = u.ContextWindow, spent
+		}
+	}
+	return best
 }
 
 // blocks reads content that is either a plain string or a list of blocks.

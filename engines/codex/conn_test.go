@@ -189,7 +189,7 @@ func TestEvents(t *testing.T) {
 	p := newPeer(t)
 	ended := make(chan struct{})
 	p.sess.ended = func() { close(ended) }
-	p.sess.started("01a22bb5", "gpt-5.5")
+	p.sess.started("01a22bb5", "gpt-5.5", "")
 	p.send(`{"method":"remoteControl/status/changed","params":{"status":"disabled"}}`,
 		goldenReasoning, goldenCmdFailed, goldenUsage, goldenError, goldenMessage, goldenTurnDone)
 	select {
@@ -208,9 +208,12 @@ func TestEvents(t *testing.T) {
 	if !end.Failed || end.Output != "ls: cannot access\n" {
 		t.Errorf("tool_end %+v, want failed with the output", end)
 	}
-	u := p.host.EventsOf(engines.EventUsage)[0].Usage
-	if u.InputTokens != 12 || u.OutputTokens != 3 || u.CacheRead != 4 {
+	ue := p.host.EventsOf(engines.EventUsage)[0]
+	if u := ue.Usage; u.InputTokens != 12 || u.OutputTokens != 3 || u.CacheRead != 4 {
 		t.Errorf("usage %+v", u)
+	}
+	if ue.ContextTokens != 258400 {
+		t.Errorf("context window %d, want modelContextWindow 258400", ue.ContextTokens)
 	}
 	res, err := p.sess.outcome(false)
 	if err != nil || res.Summary != "FAKE_FINAL: done." || res.SessionID != "01a22bb5" || res.Turns != 1 || res.Usage.InputTokens != 12 {
@@ -299,6 +302,25 @@ func TestUnwrapShell(t *testing.T) {
 	} {
 		if got := unwrapShell(in); got != want {
 			t.Errorf("unwrapShell(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestThreadEffort(t *testing.T) {
+	for _, tc := range []struct {
+		name, reply, asked, want string
+	}{
+		{"the thread's level", `{"thread":{"id":"t"},"model":"gpt-5.5","reasoningEffort":"high"}`, "", "high"},
+		{"the thread has none", `{"thread":{"id":"t"},"model":"gpt-5.5","reasoningEffort":null}`, "", ""},
+		{"an older Codex says nothing", `{"thread":{"id":"t"},"model":"gpt-5.5"}`, "", ""},
+		{"the turn set its own: not echoed", `{"thread":{"id":"t"},"model":"gpt-5.5","reasoningEffort":"high"}`, "low", ""},
+	} {
+		var th thread
+		if err := json.Unmarshal([]byte(tc.reply), &th); err != nil {
+			t.Fatal(err)
+		}
+		if got := th.effort(engines.Spec{Effort: tc.asked}); got != tc.want {
+			t.Errorf("%s: effort %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

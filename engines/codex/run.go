@@ -79,6 +79,17 @@ type thread struct {
 		ID string `json:"id"`
 	} `json:"thread"`
 	Model string `json:"model"`
+	// ReasoningEffort is the thread's own thinking level (null: the model's default).
+	ReasoningEffort *string `json:"reasoningEffort"`
+}
+
+// effort is the thinking level the thread reports, for a turn that sets none: Codex does not echo
+// a turn's own level, so the thread's would be the wrong one to report then.
+func (th thread) effort(spec engines.Spec) string {
+	if spec.Effort != "" || th.ReasoningEffort == nil {
+		return ""
+	}
+	return *th.ReasoningEffort
 }
 
 // account is account/read's answer.
@@ -154,7 +165,7 @@ func (r *run) begin(spec engines.Spec) {
 		quit(errors.New("codex: Codex opened a thread without an id"))
 		return
 	}
-	r.sess.started(th.Thread.ID, th.Model)
+	r.sess.started(th.Thread.ID, th.Model, th.effort(spec))
 	if r.stopped.Load() {
 		r.proc.CloseInput()
 		return

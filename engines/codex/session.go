@@ -88,11 +88,11 @@ func (s *session) markGone() {
 }
 
 // started records the thread the run works in and says so.
-func (s *session) started(threadID, model string) {
+func (s *session) started(threadID, model, effort string) {
 	s.mu.Lock()
 	s.threadID, s.model = threadID, model
 	s.mu.Unlock()
-	s.emit(engines.Event{Kind: engines.EventStarted, Session: threadID, Model: model})
+	s.emit(engines.Event{Kind: engines.EventStarted, Session: threadID, Model: model, Effort: effort})
 }
 
 func (s *session) setTurn(id string) {
@@ -197,6 +197,7 @@ func (s *session) notify(method string, raw json.RawMessage) {
 					CacheWriteInputTokens int64 `json:"cacheWriteInputTokens"`
 					OutputTokens          int64 `json:"outputTokens"`
 				} `json:"total"`
+				ModelContextWindow int `json:"modelContextWindow"`
 			} `json:"tokenUsage"`
 		}
 		if err := json.Unmarshal(raw, &p); err != nil {
@@ -208,7 +209,7 @@ func (s *session) notify(method string, raw json.RawMessage) {
 		s.mu.Lock()
 		s.usage = u
 		s.mu.Unlock()
-		s.emit(engines.Event{Kind: engines.EventUsage, Usage: &u})
+		s.emit(engines.Event{Kind: engines.EventUsage, Usage: &u, ContextTokens: p.TokenUsage.ModelContextWindow})
 	case "error":
 		var p struct {
 			Error struct {

@@ -114,6 +114,9 @@ func (r *run) Event(ev engines.Event) {
 	r.touch()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.observed.observe(ev) {
+		r.rec.add("", Trace{}, map[string]any{"observed": jsonValue{r.observed}})
+	}
 	switch ev.Kind {
 	case engines.EventStarted:
 		if ev.Session != "" {

@@ -82,6 +82,7 @@ type Job struct {
 	Continues   string        `json:"continues,omitempty"` // the earlier run whose session this one continues
 	Resume      string        `json:"-"`                   // that run's session
 	Model       string        `json:"model,omitempty"`
+	Observed    Observed      `json:"observed"` // the settings the agent reported, beside Settings
 	Summary     string        `json:"summary"`
 	Report      *Report       `json:"report,omitempty"` // the agent's own, through report_result
 	BaseCommit  string        `json:"baseCommit,omitempty"`
@@ -568,7 +569,7 @@ func insertJob(t *ledger.Tx, j *Job) error {
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 const jobColumns = `j.id, j.task_id, j.agent, j.brief, j.status, j.folder_kind, j.folder, j.work_dir, j.branch,
-	j.resource_key, j.session_id, j.continues, j.resume, j.model, j.summary, j.report, j.base_commit, j.changes, j.error, j.usage, j.turns, j.steps, j.attempts, j.kept,
+	j.resource_key, j.session_id, j.continues, j.resume, j.model, j.summary, j.report, j.base_commit, j.changes, j.error, j.usage, j.turns, j.steps, j.attempts, j.kept, j.observed,
 	j.created_at, j.started_at, j.ended_at, j.updated_at, s.mode, s.trusted, s.sandbox, s.outside, s.git,
 	s.ask_before_commit, s.internet, s.max_minutes, s.max_turns, s.model, s.effort, s.context_tier, s.fast`
 
@@ -580,6 +581,7 @@ func scanJob(r scanner) (Job, error) {
 	var (
 		j                  Job
 		usage, kept        string
+		observed           string
 		report, changes    string
 		created, updated   string
 		started, ended     sql.NullString
@@ -587,7 +589,7 @@ func scanJob(r scanner) (Job, error) {
 		outside, git       string
 	)
 	err := r.Scan(&j.ID, &j.TaskID, &j.Agent, &j.Brief, &status, &kind, &j.Folder, &j.WorkDir, &j.Branch,
-		&j.ResourceKey, &j.SessionID, &j.Continues, &j.Resume, &j.Model, &j.Summary, &report, &j.BaseCommit, &changes, &j.Error, &usage, &j.Turns, &j.Steps, &j.Attempts, &kept,
+		&j.ResourceKey, &j.SessionID, &j.Continues, &j.Resume, &j.Model, &j.Summary, &report, &j.BaseCommit, &changes, &j.Error, &usage, &j.Turns, &j.Steps, &j.Attempts, &kept, &observed,
 		&created, &started, &ended, &updated, &mode, &j.Settings.Trusted, &j.Settings.Sandbox, &outside, &git,
 		&j.Settings.AskBeforeCommit, &j.Settings.Internet, &j.Settings.MaxMinutes, &j.Settings.MaxTurns,
 		&j.Settings.Model, &j.Settings.Effort, &j.Settings.ContextTier, &j.Settings.Fast)
@@ -598,6 +600,7 @@ func scanJob(r scanner) (Job, error) {
 	j.Settings.Mode, j.Settings.Outside, j.Settings.Git = judge.Mode(mode), judge.Outside(outside), judge.Git(git)
 	json.Unmarshal([]byte(usage), &j.Usage)
 	json.Unmarshal([]byte(kept), &j.Kept)
+	json.Unmarshal([]byte(observed), &j.Observed)
 	json.Unmarshal([]byte(changes), &j.Changes)
 	if j.Changes == nil {
 		j.Changes = []FileChange{}

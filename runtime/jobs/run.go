@@ -45,6 +45,7 @@ type run struct {
 	steps       int
 	session     string
 	usage       engines.Usage
+	observed    Observed // what the agent reported it runs with
 	attempt     int
 	title       string // the task's
 

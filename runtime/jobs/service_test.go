@@ -18,12 +18,15 @@ func mode(m string) SettingsInput { return SettingsInput{Mode: &m} }
 
 func TestAllowedCallProceeds(t *testing.T) {
 	e := newEnv(t, []step{
-		ev(engines.EventStarted, func(v *engines.Event) { v.Session = "ses-1"; v.Model = "m1" }),
+		ev(engines.EventStarted, func(v *engines.Event) { v.Session = "ses-1"; v.Model = "m1"; v.Effort = "high" }),
 		ev(engines.EventThinking, func(v *engines.Event) { v.Text = "Let me look. key sk-ant-abcdefghijklmnopqrstuvwx" }),
 		shell("t1", "ls -la"),
 		ev(engines.EventToolStart, func(v *engines.Event) { v.ToolID = "t1"; v.Tool = "Bash"; v.Input = []byte(`{"command":"ls -la"}`) }),
 		ev(engines.EventToolEnd, func(v *engines.Event) { v.ToolID = "t1"; v.Tool = "Bash"; v.Output = strings.Repeat("x", 5000) }),
-		ev(engines.EventUsage, func(v *engines.Event) { v.Usage = &engines.Usage{InputTokens: 10, OutputTokens: 5, CostUSD: 0.01} }),
+		ev(engines.EventUsage, func(v *engines.Event) {
+			v.Usage = &engines.Usage{InputTokens: 10, OutputTokens: 5, CostUSD: 0.01}
+			v.ContextTokens = 200_000
+		}),
 		{result: &engines.Result{SessionID: "ses-1", Summary: "Fixed the retry.", Turns: 3}},
 	})
 	e.service(true)
@@ -34,6 +37,9 @@ func TestAllowedCallProceeds(t *testing.T) {
 	}
 	if j.Usage.InputTokens != 10 || j.Usage.CostUSD != 0.01 {
 		t.Errorf("usage = %+v", j.Usage)
+	}
+	if want := (Observed{Model: "m1", Effort: "high", ContextTokens: 200_000}); j.Observed != want {
+		t.Errorf("observed = %+v, want %+v", j.Observed, want)
 	}
 	if len(e.driver.view().permits) != 1 || !e.driver.view().permits[0].Allow {
 		t.Errorf("permits = %+v", e.driver.view().permits)

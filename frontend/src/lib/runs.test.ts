@@ -16,6 +16,8 @@ import {
   isEnded,
   prettyInput,
   reduceTrace,
+  runModel,
+  runSettingsLine,
   stepsLine,
   upsertJob,
   type Job,
@@ -100,6 +102,30 @@ describe('formatting', () => {
     ['failed', true],
     ['interrupted', true],
   ])('isEnded(%s) → %s', (s, want) => expect(isEnded(s)).toBe(want));
+});
+
+describe('what a run runs with', () => {
+  const asked = { mode: 'ask', model: 'opus', effort: 'high' } as Job['settings'];
+  const run = (j: Partial<Job>) => ({ status: 'running', settings: asked, ...j }) as Job;
+
+  it.each([
+    ['the reported model', run({ observed: { model: 'claude-opus-4-8' } }), 'claude-opus-4-8'],
+    ["the started event's model, from an older runtime", run({ model: 'gpt-5.5' }), 'gpt-5.5'],
+    ['nothing reported: the model asked for, marked', run({}), 'opus (asked)'],
+    ['nothing asked or reported', run({ settings: { ...asked, model: '' } }), 'default model (asked)'],
+  ])('runModel: %s', (_, j, want) => expect(runModel(j)).toBe(want));
+
+  it.each([
+    ['all reported', run({ observed: { model: 'gpt-5.5', effort: 'high', contextTokens: 258_400 } }), 'gpt-5.5 · thinking high · 258.4k context'],
+    [
+      'Claude Code: no thinking level',
+      run({ observed: { model: 'claude-opus-4-8[1m]', contextTokens: 1_000_000 } }),
+      'claude-opus-4-8[1m] · thinking not reported · 1M context',
+    ],
+    ['nothing reported', run({ observed: {} }), 'opus (asked) · thinking not reported · context not reported'],
+    ['no observed at all', run({}), 'opus (asked) · thinking not reported · context not reported'],
+    ['queued: only what was asked', run({ status: 'queued' }), 'opus (asked)'],
+  ])('runSettingsLine: %s', (_, j, want) => expect(runSettingsLine(j)).toBe(want));
 });
 
 describe('applyRunEvent', () => {

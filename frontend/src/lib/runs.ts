@@ -63,6 +63,14 @@ export interface FileChange {
   removed: number;
 }
 
+/** A run's settings as its agent reported them (spec 003 §3.4), never filled in from what was asked. */
+export interface Observed {
+  model?: string;
+  effort?: string;
+  /** The context window, in tokens. */
+  contextTokens?: number;
+}
+
 export interface Job {
   id: string;
   taskId: string;
@@ -77,6 +85,8 @@ export interface Job {
   sessionId?: string;
   continues?: string;
   model?: string;
+  /** What the agent itself reported it runs with; absent fields it did not report. */
+  observed?: Observed;
   summary: string;
   report?: Report;
   error?: string;
@@ -220,9 +230,24 @@ export function codeSpans(text: string): { code: boolean; text: string }[] {
   return out;
 }
 
-/** What a run is run with, in a few words: "claude · opus". */
-export function runModel(j: Pick<Job, 'model' | 'settings'>): string {
-  return j.model || j.settings?.model || 'default model';
+/** The model a run runs with: the one its agent reported, else the one asked for, marked "(asked)". */
+export function runModel(j: Pick<Job, 'model' | 'observed' | 'settings'>): string {
+  const reported = j.observed?.model || j.model;
+  if (reported) return reported;
+  return `${j.settings?.model || 'default model'} (asked)`;
+}
+
+/**
+ * What a run runs with, on one line: "gpt-5.5 · thinking high · 258.4k context". Until the agent
+ * starts there is only the model asked for; after, what the agent does not say is "not reported".
+ */
+export function runSettingsLine(j: Pick<Job, 'status' | 'model' | 'observed' | 'settings'>): string {
+  const model = runModel(j);
+  if (j.status === 'queued') return model;
+  const o = j.observed ?? {};
+  const effort = o.effort ? `thinking ${o.effort}` : 'thinking not reported';
+  const context = o.contextTokens ? `${formatTokens(o.contextTokens)} context` : 'context not reported';
+  return [model, effort, context].join(' · ');
 }
 
 // ---------- the trace ----------
