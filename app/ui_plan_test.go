@@ -23,7 +23,8 @@ func (signedOutClaude) Detect(context.Context, string) engines.Detection {
 
 // TestUIAssistantOnPlan: Settings → Assistant offers the person's Claude Code plan when Claude Code
 // is on this computer, says it is signed out with its login command, asks for no key or base URL,
-// takes an empty model as the agent's default, and saves it as the provider.
+// takes an empty model as the agent's default, and saves it as the provider, with tasks unticked
+// in what the assistant may change.
 func TestUIAssistantOnPlan(t *testing.T) {
 	needUI(t)
 	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: t.TempDir(), Addr: "127.0.0.1:0",
@@ -46,6 +47,10 @@ func TestUIAssistantOnPlan(t *testing.T) {
 	waitFor(t, ctx, "the plan's state", `document.querySelector('#as-plan')?.dataset.signedIn === 'no' &&
 		document.querySelector('#as-plan .plan-login')?.textContent === 'claude /login' && !document.querySelector('#as-baseUrl') &&
 		[...document.querySelectorAll('#as-effort option')].map((o) => o.value).includes('xhigh')`)
+	// What it may change: tasks unticked.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#as-areas [data-area="tasks"] input`))); err != nil {
+		t.Fatal(err)
+	}
 	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`#assistant-form`))); err != nil {
 		t.Fatal(err)
 	}
@@ -60,13 +65,14 @@ func TestUIAssistantOnPlan(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		var provider string
+		var provider, areas string
 		rt.store.Reader().QueryRow(`SELECT value FROM assistant_settings WHERE key = 'provider'`).Scan(&provider)
-		if provider == "claude-code" {
+		rt.store.Reader().QueryRow(`SELECT value FROM assistant_settings WHERE key = 'allowedWriteAreas'`).Scan(&areas)
+		if provider == "claude-code" && areas == `["pages","projects","people","repos","agents","workflows"]` {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the provider saved is %q", provider)
+			t.Fatalf("saved: provider %q, write areas %s", provider, areas)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

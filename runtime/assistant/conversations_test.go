@@ -276,9 +276,14 @@ func TestSettings(t *testing.T) {
 	}{
 		{"nothing", SettingsChange{}, DefaultSettings(), ""},
 		{"model and policy", SettingsChange{Model: s(" claude-x "), WritePolicy: s("preview")},
-			Settings{Provider: "anthropic", Model: "claude-x", WritePolicy: "preview"}, ""},
+			Settings{Provider: "anthropic", Model: "claude-x", WritePolicy: "preview", AllowedWriteAreas: writeAreas}, ""},
 		{"any base URL of the person's own", SettingsChange{Provider: s("openai"), BaseURL: s("https://models.example/v1"), Effort: s("high")},
-			Settings{Provider: "openai", BaseURL: "https://models.example/v1", Effort: "high", WritePolicy: "immediate"}, ""},
+			Settings{Provider: "openai", BaseURL: "https://models.example/v1", Effort: "high", WritePolicy: "immediate", AllowedWriteAreas: writeAreas}, ""},
+		{"write areas, in order", SettingsChange{AllowedWriteAreas: &[]string{"pages", "tasks"}},
+			Settings{Provider: "anthropic", WritePolicy: "immediate", AllowedWriteAreas: []string{"tasks", "pages"}}, ""},
+		{"no writes at all", SettingsChange{AllowedWriteAreas: &[]string{}},
+			Settings{Provider: "anthropic", WritePolicy: "immediate", AllowedWriteAreas: []string{}}, ""},
+		{"bad area", SettingsChange{AllowedWriteAreas: &[]string{"tasks", "mail"}}, Settings{}, `Write area "mail" is not one of tasks, pages, projects, people, repos, agents, workflows.`},
 		{"empty is the default", SettingsChange{Provider: s(""), WritePolicy: s("")}, DefaultSettings(), ""},
 		{"bad policy", SettingsChange{WritePolicy: s("later")}, Settings{}, `Write policy "later" is not one of immediate, preview or needs-me.`},
 		{"bad provider", SettingsChange{Provider: s("gemini")}, Settings{}, `Provider "gemini" is not one of anthropic, openai, ollama, claude-code or codex.`},
@@ -294,7 +299,7 @@ func TestSettings(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tc.want {
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %+v %v, want %+v", got, err, tc.want)
 			}
 		})
@@ -321,8 +326,8 @@ func TestSettingsPersistAndFillTurns(t *testing.T) {
 	e.close()
 	e = openRuntime(t, path, model)
 	got, err := e.svc.Settings(ctx)
-	want := Settings{Provider: "anthropic", Model: "claude-sonnet-4-5", Effort: "low", WritePolicy: "immediate"}
-	if err != nil || got != want {
+	want := Settings{Provider: "anthropic", Model: "claude-sonnet-4-5", Effort: "low", WritePolicy: "immediate", AllowedWriteAreas: writeAreas}
+	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("settings after restart %+v %v, want %+v", got, err, want)
 	}
 	if _, err := e.svc.Turn(ctx, TurnRequest{Text: "hi"}, nil); err != nil {

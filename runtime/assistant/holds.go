@@ -324,10 +324,13 @@ func markApplied(tx *ledger.Tx, p proposal, res Result) error {
 }
 
 // heldTool is the tool of a held write, checked again: it still exists and takes the input.
-func (s *Service) heldTool(p proposal) (*Tool, error) {
+func (s *Service) heldTool(ctx context.Context, p proposal) (*Tool, error) {
 	t := s.cfg.Tools.Get(p.tool)
 	if t == nil || !t.IsWrite {
 		return nil, fmt.Errorf("%s can no longer be applied: the tool %s is gone.", p.preview, p.tool)
+	}
+	if err := s.writeAllowed(ctx, t); err != nil {
+		return nil, fmt.Errorf("%s can no longer be applied: %w", strings.TrimSuffix(p.preview, "."), err)
 	}
 	if err := t.Validate(p.input); err != nil {
 		return nil, fmt.Errorf("%s can no longer be applied: %v.", p.preview, err)
@@ -338,7 +341,7 @@ func (s *Service) heldTool(p proposal) (*Tool, error) {
 // heldWrite is a held write checked again: its tool still exists and takes the input, and the
 // input passes the tool's Prepare against the records as tc reads them now, as it did when held.
 func (s *Service) heldWrite(ctx context.Context, tc *ToolContext, p proposal) (*Tool, json.RawMessage, error) {
-	t, err := s.heldTool(p)
+	t, err := s.heldTool(ctx, p)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -98,6 +98,9 @@ type ToolContext struct {
 	Runs Runs
 	// Skills reads the person's personal skills for hub_read_skill; nil where there are none.
 	Skills SkillReader
+	// WriteAllowed checks a write's area against the person's settings (a workflow's steps are
+	// each checked); nil allows every area.
+	WriteAllowed func(ctx context.Context, t *Tool) error
 }
 
 // Result is what a tool returns: a summary a person reads (titles and counts, never ids), data for

@@ -308,7 +308,7 @@ const nudge = "You said you would do that, but you made no tool call. Make the c
 // toolContext is what the conversation's tools run with, in a turn or on Apply: the ledger
 // records their writes as the assistant's, with the conversation's id.
 func (s *Service) toolContext(convID string) *ToolContext {
-	return &ToolContext{Records: s.cfg.Records, Runs: s.cfg.Runs, Skills: s,
+	return &ToolContext{Records: s.cfg.Records, Runs: s.cfg.Runs, Skills: s, WriteAllowed: s.writeAllowed,
 		Actor: ledger.Actor{Kind: ledger.Assistant, ID: convID, Name: "Assistant"}}
 }
 
@@ -420,6 +420,9 @@ func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offe
 		return fail(fmt.Sprintf("There is no tool named %q in this turn; the tools are %s. Nothing was done.", c.Name, strings.Join(offered, ", ")))
 	}
 	row.IsWrite, row.Area, row.NoUndo = t.IsWrite, t.Area, t.Undoable == NoUndo
+	if err := s.writeAllowed(ctx, t); err != nil {
+		return fail(err.Error())
+	}
 	if err := t.Validate(c.Input); err != nil {
 		return fail(fmt.Sprintf("The input for %s is not valid: %v. Nothing was done.", c.Name, err))
 	}

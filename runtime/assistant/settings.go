@@ -2,8 +2,10 @@ package assistant
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -20,11 +22,14 @@ type Settings struct {
 	BaseURL     string `json:"baseUrl"`  // "" for the provider's own address
 	Effort      string `json:"effort"`
 	WritePolicy string `json:"writePolicy"` // Immediate (the default), Preview or NeedsMe
+	// AllowedWriteAreas are the areas the assistant may change (spec 000 §7); a write tool of
+	// another is neither offered nor run, and a held one is refused at Apply. All by default.
+	AllowedWriteAreas []string `json:"allowedWriteAreas"`
 }
 
 // DefaultSettings are the settings before the person changes any.
 func DefaultSettings() Settings {
-	return Settings{Provider: "anthropic", WritePolicy: Immediate}
+	return Settings{Provider: "anthropic", WritePolicy: Immediate, AllowedWriteAreas: slices.Clone(writeAreas)}
 }
 
 // SettingsChange changes some settings: a field left out (nil) keeps its value, "" sets it back to
@@ -35,6 +40,8 @@ type SettingsChange struct {
 	BaseURL     *string `json:"baseUrl"`
 	Effort      *string `json:"effort"`
 	WritePolicy *string `json:"writePolicy"`
+	// AllowedWriteAreas replaces the list; empty allows no writes.
+	AllowedWriteAreas *[]string `json:"allowedWriteAreas"`
 }
 
 // fields are the rows of assistant_settings by key, each with the field it holds.
@@ -70,6 +77,13 @@ func (c SettingsChange) apply(st Settings) (Settings, error) {
 		if !IsPlan(st.Provider) {
 			return st, &InputError{fmt.Sprintf("Provider %q is not one of anthropic, openai, ollama, claude-code or codex.", st.Provider)}
 		}
+	}
+	if c.AllowedWriteAreas != nil {
+		areas, err := checkAreas(*c.AllowedWriteAreas)
+		if err != nil {
+			return st, err
+		}
+		st.AllowedWriteAreas = areas
 	}
 	switch st.WritePolicy {
 	case Immediate, Preview, NeedsMe:
@@ -124,6 +138,9 @@ func (st Settings) fill(req TurnRequest) TurnRequest {
 	return req
 }
 
+// areasKey is the assistant_settings row of the allowed write areas (a JSON list).
+const areasKey = "allowedWriteAreas"
+
 // Settings returns the assistant's settings.
 func (s *Service) Settings(ctx context.Context) (Settings, error) {
 	st := DefaultSettings()
@@ -137,6 +154,14 @@ func (s *Service) Settings(ctx context.Context) (Settings, error) {
 		var k, v string
 		if err := rows.Scan(&k, &v); err != nil {
 			return st, fmt.Errorf("assistant: read settings: %w", err)
+		}
+		if k == areasKey {
+			// Kept as JSON; what no longer is an area is left out.
+			var areas []string
+			if err := json.Unmarshal([]byte(v), &areas); err == nil {
+				st.AllowedWriteAreas = slices.DeleteFunc(areas, func(a string) bool { return !slices.Contains(writeAreas, a) })
+			}
+			continue
 		}
 		if f := fields[k]; f != nil && v != "" {
 			*f = v
@@ -162,9 +187,14 @@ func (s *Service) SetSettings(ctx context.Context, c SettingsChange) (Settings, 
 		return cur, err
 	}
 	err = s.cfg.Writer.Exec(ctx, func(t *ledger.Tx) error {
+		areas, _ := json.Marshal(st.AllowedWriteAreas)
+		rows := map[string]string{areasKey: string(areas)}
 		for k, v := range st.fields() {
+			rows[k] = *v
+		}
+		for k, v := range rows {
 			if _, err := t.ExecContext(t.Context(), `INSERT INTO assistant_settings (key, value) VALUES (?, ?)
-				ON CONFLICT (key) DO UPDATE SET value = excluded.value`, k, *v); err != nil {
+				ON CONFLICT (key) DO UPDATE SET value = excluded.value`, k, v); err != nil {
 				return fmt.Errorf("assistant: save settings: %w", err)
 			}
 		}

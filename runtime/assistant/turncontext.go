@@ -21,6 +21,7 @@ type turnPrep struct {
 	// keeps their text alone.
 	context string
 	shown   []string
+	allows  func(*Tool) bool // the settings' allowed write areas
 	loaded  []*Playbook
 	all     bool
 	refs    *refSet
@@ -64,7 +65,12 @@ func (s *Service) prepare(ctx context.Context, convID string, req TurnRequest) *
 	if !p.all {
 		p.loaded = routePlaybooks(builtinPlaybooks, routeInput{Text: req.Text, Mentions: kinds, Path: path})
 	}
-	p.shown = shownTools(s.cfg.Tools, p.loaded, builtinPlaybooks, p.all)
+	st, err := s.Settings(ctx)
+	if err != nil {
+		s.cfg.Log.Warn("assistant: read settings", "err", err)
+	}
+	p.allows = st.allows
+	p.shown = p.allowed(shownTools(s.cfg.Tools, p.loaded, builtinPlaybooks, p.all), s.cfg.Tools)
 	p.context = turnContext(s.cfg.Now(), p.loaded)
 
 	var parts []string
@@ -108,8 +114,13 @@ func (p *turnPrep) called(reg *Registry, row ToolRow, c models.ToolCall, isErr b
 			}
 		}
 		p.loaded = append(p.loaded, pb)
-		p.shown = shownTools(reg, p.loaded, builtinPlaybooks, false)
+		p.shown = p.allowed(shownTools(reg, p.loaded, builtinPlaybooks, false), reg)
 	}
+}
+
+// allowed is names without the writes of areas the person turned off: the model is not shown them.
+func (p *turnPrep) allowed(names []string, reg *Registry) []string {
+	return slices.DeleteFunc(names, func(n string) bool { return !p.allows(reg.Get(n)) })
 }
 
 // reply is the final text with known records named by title (§4.1).

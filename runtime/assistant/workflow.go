@@ -61,6 +61,9 @@ func workflowTool(r *Registry) Tool {
 		AlwaysHold: true,
 		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
 			p, err := readPlan(r, raw)
+			if err == nil {
+				err = p.allowed(ctx, tc)
+			}
 			if err != nil {
 				return "", err
 			}
@@ -68,12 +71,28 @@ func workflowTool(r *Registry) Tool {
 		},
 		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
 			p, err := readPlan(r, raw)
+			if err == nil {
+				err = p.allowed(ctx, tc)
+			}
 			if err != nil {
 				return Result{}, err
 			}
 			return p.run(ctx, tc, b)
 		},
 	}
+}
+
+// allowed checks every step's area against the person's settings, as a write of its own would be.
+func (p *plan) allowed(ctx context.Context, tc *ToolContext) error {
+	if tc.WriteAllowed == nil {
+		return nil
+	}
+	for i, st := range p.steps {
+		if err := tc.WriteAllowed(ctx, st.tool); err != nil {
+			return fmt.Errorf("Step %d (%q): %w", i+1, st.id, err)
+		}
+	}
+	return nil
 }
 
 // plan is a checked workflow: every step's tool is a Hub write, every ref points back.

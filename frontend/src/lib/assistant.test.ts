@@ -44,6 +44,7 @@ import {
   planOf,
   modelIsSet,
   withProvider,
+  normalizeAreas,
 } from './assistant';
 import { renderMarkdown } from './markdown';
 import { parseRoute } from './route';
@@ -276,7 +277,17 @@ describe('settings', () => {
   const base = normalizeSettings({ provider: 'openai', model: ' gpt-5 ', baseUrl: ' http://127.0.0.1:11434/v1 ', effort: 'high', writePolicy: 'preview' });
 
   it('fills defaults for what is missing or unknown', () => {
-    expect(normalizeSettings(null)).toEqual({ provider: 'anthropic', model: '', baseUrl: '', effort: '', writePolicy: 'immediate' });
+    expect(normalizeSettings(null)).toEqual({
+      provider: 'anthropic',
+      model: '',
+      baseUrl: '',
+      effort: '',
+      writePolicy: 'immediate',
+      allowedWriteAreas: ['tasks', 'pages', 'projects', 'people', 'repos', 'agents', 'workflows'],
+    });
+    expect(normalizeSettings({ allowedWriteAreas: ['pages', 'mail', 'tasks'] as never }).allowedWriteAreas).toEqual(['tasks', 'pages']);
+    expect(normalizeSettings({ allowedWriteAreas: [] }).allowedWriteAreas).toEqual([]);
+    expect(normalizeAreas('tasks')).toHaveLength(7);
     expect(normalizeSettings({ provider: 'gemini' as never, writePolicy: 'later' as never }).writePolicy).toBe('immediate');
   });
 

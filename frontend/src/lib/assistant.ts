@@ -87,6 +87,27 @@ export interface AssistantSettings {
   baseUrl: string;
   effort: string;
   writePolicy: WritePolicy;
+  /** The areas the assistant may change (all by default); a write of another waits for nothing: it is not offered. */
+  allowedWriteAreas: WriteArea[];
+}
+
+export type WriteArea = 'tasks' | 'pages' | 'projects' | 'people' | 'repos' | 'agents' | 'workflows';
+
+/** The areas whose changes the person can allow, in the runtime's order. */
+export const WRITE_AREAS: { id: WriteArea; name: string }[] = [
+  { id: 'tasks', name: 'Tasks' },
+  { id: 'pages', name: 'Pages' },
+  { id: 'projects', name: 'Projects' },
+  { id: 'people', name: 'People' },
+  { id: 'repos', name: 'Repositories' },
+  { id: 'agents', name: 'Giving tasks to agents' },
+  { id: 'workflows', name: 'Several changes at once' },
+];
+
+/** A list of write areas kept to the known ones, in WRITE_AREAS' order; all when it is not a list. */
+export function normalizeAreas(v: unknown): WriteArea[] {
+  if (!Array.isArray(v)) return WRITE_AREAS.map((a) => a.id);
+  return WRITE_AREAS.map((a) => a.id).filter((id) => v.includes(id));
 }
 
 export interface ProviderInfo {
@@ -550,7 +571,14 @@ export const WRITE_POLICIES: { id: WritePolicy; name: string; note: string }[] =
   { id: 'needs-me', name: 'Ask on Needs me', note: 'Changes wait on the Needs me page until you approve them.' },
 ];
 
-export const DEFAULT_SETTINGS: AssistantSettings = { provider: 'anthropic', model: '', baseUrl: '', effort: '', writePolicy: 'immediate' };
+export const DEFAULT_SETTINGS: AssistantSettings = {
+  provider: 'anthropic',
+  model: '',
+  baseUrl: '',
+  effort: '',
+  writePolicy: 'immediate',
+  allowedWriteAreas: WRITE_AREAS.map((a) => a.id),
+};
 
 /** Settings as the runtime sent them, with anything missing or unknown set to its default. */
 export function normalizeSettings(s: Partial<AssistantSettings> | null | undefined): AssistantSettings {
@@ -561,6 +589,7 @@ export function normalizeSettings(s: Partial<AssistantSettings> | null | undefin
     baseUrl: typeof v.baseUrl === 'string' ? v.baseUrl : '',
     effort: typeof v.effort === 'string' ? v.effort : '',
     writePolicy: WRITE_POLICIES.some((p) => p.id === v.writePolicy) ? (v.writePolicy as WritePolicy) : 'immediate',
+    allowedWriteAreas: normalizeAreas(v.allowedWriteAreas),
   };
 }
 
@@ -588,7 +617,12 @@ export function withProvider(s: AssistantSettings, p: Provider): AssistantSettin
 
 /** Settings ready to save, or the sentence saying what to fix. */
 export function validateSettings(s: AssistantSettings): { ok: true; value: AssistantSettings } | { ok: false; error: string; field: keyof AssistantSettings } {
-  const value: AssistantSettings = { ...s, model: s.model.trim(), baseUrl: takesBaseUrl(s.provider) ? s.baseUrl.trim() : '' };
+  const value: AssistantSettings = {
+    ...s,
+    model: s.model.trim(),
+    baseUrl: takesBaseUrl(s.provider) ? s.baseUrl.trim() : '',
+    allowedWriteAreas: normalizeAreas(s.allowedWriteAreas),
+  };
   if (!knownProvider(value.provider)) return { ok: false, field: 'provider', error: 'Choose a provider.' };
   if (/\s/.test(value.model)) return { ok: false, field: 'model', error: 'A model name has no spaces.' };
   if (value.model.length > 200) return { ok: false, field: 'model', error: 'That model name is too long.' };

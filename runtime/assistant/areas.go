@@ -1,0 +1,54 @@
+package assistant
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// writeAreas are the areas whose writes the person can allow or not (spec 000 §7: allowed write
+// areas). Every write tool's area is one of them.
+var writeAreas = []string{"tasks", "pages", "projects", "people", "repos", "agents", "workflows"}
+
+// allows reports whether the settings let the assistant offer and run t: every read, and a write
+// whose area is allowed.
+func (st Settings) allows(t *Tool) bool {
+	return t != nil && (!t.IsWrite || slices.Contains(st.AllowedWriteAreas, t.Area))
+}
+
+// areaOff is the sentence for a write whose area the person turned off.
+func areaOff(t *Tool) error {
+	return fmt.Errorf("The person has turned off the assistant's changes to %s (Settings → Assistant); nothing was done.", t.Area)
+}
+
+// writeAllowed checks a write against the settings as they are now, at a call and again at Apply.
+func (s *Service) writeAllowed(ctx context.Context, t *Tool) error {
+	if !t.IsWrite {
+		return nil
+	}
+	st, err := s.Settings(ctx)
+	if err != nil {
+		return err
+	}
+	if !st.allows(t) {
+		return areaOff(t)
+	}
+	return nil
+}
+
+// checkAreas checks a list of allowed write areas and puts it in writeAreas' order.
+func checkAreas(in []string) ([]string, error) {
+	out := []string{}
+	for _, a := range writeAreas {
+		if slices.Contains(in, a) {
+			out = append(out, a)
+		}
+	}
+	for _, a := range in {
+		if !slices.Contains(writeAreas, a) {
+			return nil, &InputError{fmt.Sprintf("Write area %q is not one of %s.", a, strings.Join(writeAreas, ", "))}
+		}
+	}
+	return out, nil
+}
