@@ -92,6 +92,11 @@ func TestUIAssignModelMenus(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#assign-fast`)), chromedp.Click(chromedp.CSS(`#assign-submit`))); err != nil {
 		t.Fatal(err)
 	}
+	// Settings → Agents names the agent's models.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#settings-button`)), chromedp.WaitVisible(chromedp.CSS(`#agents-list`))); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the models in Settings", `document.querySelector('#agents-list [data-agent="stand-in"] [data-agent-models]')?.textContent === 'Models: Big 1 (default), Small 1'`)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var n int

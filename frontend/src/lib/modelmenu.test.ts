@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  modelsLine,
   agentModels,
   chosenModel,
   defaultEffortLabel,
@@ -119,5 +120,29 @@ describe('reconcile', () => {
   it('checks nothing before the agents are known', () => {
     const f = form({ agent: 'claude', model: 'x', fast: true });
     expect(reconcile(f, null)).toBe(f);
+  });
+});
+
+describe('modelsLine', () => {
+  it('names the models, marks the default and counts the rest', () => {
+    const agents = [
+      {
+        name: 'claude',
+        title: 'Claude Code',
+        installed: true,
+        signedIn: 'yes' as const,
+        catalog: [
+          { id: 'opus', name: 'Opus', default: true },
+          { id: 'sonnet', name: 'Sonnet' },
+          { id: 'haiku' },
+        ],
+      },
+      { name: 'codex', title: 'Codex', installed: true, signedIn: 'yes' as const, models: ['gpt-5.5', 'gpt-5.5', 'o3'] },
+      { name: 'gemini', title: 'Gemini CLI', installed: true, signedIn: 'yes' as const },
+    ];
+    expect(modelsLine(agents, 'claude')).toBe('Opus (default), Sonnet, haiku');
+    expect(modelsLine(agents, 'claude', 2)).toBe('Opus (default), Sonnet and 1 more');
+    expect(modelsLine(agents, 'codex')).toBe('gpt-5.5, o3');
+    expect(modelsLine(agents, 'gemini')).toBe('');
   });
 });

@@ -109,3 +109,15 @@ export function reconcile(f: AssignForm, agents: readonly Agent[] | null | undef
   if (fast && !m?.fast) fast = false;
   return model === f.model && effort === f.effort && contextTier === f.contextTier && fast === f.fast ? f : { ...f, model, effort, contextTier, fast };
 }
+
+/**
+ * The models line of an agent in Settings → Agents: its models by name, the default marked, at most
+ * `max` of them and how many more; "" when it reports none.
+ */
+export function modelsLine(agents: readonly Agent[] | null | undefined, agent: string, max = 6): string {
+  const models = agentModels(agents, agent);
+  if (!models.length) return '';
+  const names = models.slice(0, max).map((m) => (m.name || m.id) + (m.default ? ' (default)' : ''));
+  const more = models.length - max;
+  return names.join(', ') + (more > 0 ? ` and ${more} more` : '');
+}
