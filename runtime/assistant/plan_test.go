@@ -183,16 +183,23 @@ func TestPlanTurnActsThroughTheTurnsTools(t *testing.T) {
 		t.Errorf("the second turn started with resume %q, prompt %q", second.Resume, second.Prompt)
 	}
 
-	// Once the turn is over its secret opens nothing.
-	req, _ := http.NewRequest("POST", f.svc.cfg.PlanMCPURL, strings.NewReader(`{}`))
-	req.Header.Set("Authorization", spec.MCP.Headers["Authorization"])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	// Without a secret, with a wrong one, and once the turn is over with its own, the server opens nothing.
+	for name, auth := range map[string]string{"none": "", "wrong": "Bearer ens_turn_0000", "ended": spec.MCP.Headers["Authorization"]} {
+		req, _ := http.NewRequest("POST", f.svc.cfg.PlanMCPURL, strings.NewReader(`{}`))
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s: the turn's server answered %d", name, resp.StatusCode)
+		}
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("an ended turn's server answered %d", resp.StatusCode)
+	if loopbackRemote("192.168.1.5:4000") || !loopbackRemote("127.0.0.1:4000") || !loopbackRemote("[::1]:4000") {
+		t.Error("loopbackRemote")
 	}
 }
 
