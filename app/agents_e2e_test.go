@@ -40,16 +40,21 @@ func TestCodexRunsUnderTheJudge(t *testing.T) {
 		driver: func(bin string, log *slog.Logger) engines.Driver {
 			return codex.New(codex.WithBinary(bin), codex.WithLogger(log))
 		},
-		setup: func(t *testing.T, url string) {
-			codexHome, tmp := enginetest.CodexHome(t, url, "gpt-5.5")
-			t.Setenv("HOME", filepath.Dir(codexHome)) // `~` is a throwaway folder
-			t.Setenv("CODEX_HOME", codexHome)
-			t.Setenv("TMPDIR", tmp) // not holding CODEX_HOME, or Codex's sandbox cannot start
-			t.Setenv(enginetest.CodexProviderKey, "dummy")
-			t.Setenv("CODEX_DISABLE_UPDATE_NOTICE", "1")
-			t.Setenv("RUST_LOG", "warn")
-		},
+		setup: codexSetup("gpt-5.5"),
 	})
+}
+
+// codexSetup points the real Codex at the scripted model at url, asking for model.
+func codexSetup(model string) func(t *testing.T, url string) {
+	return func(t *testing.T, url string) {
+		codexHome, tmp := enginetest.CodexHome(t, url, model)
+		t.Setenv("HOME", filepath.Dir(codexHome)) // `~` is a throwaway folder
+		t.Setenv("CODEX_HOME", codexHome)
+		t.Setenv("TMPDIR", tmp) // not holding CODEX_HOME, or Codex's sandbox cannot start
+		t.Setenv(enginetest.CodexProviderKey, "dummy")
+		t.Setenv("CODEX_DISABLE_UPDATE_NOTICE", "1")
+		t.Setenv("RUST_LOG", "warn")
+	}
 }
 
 // TestOpencodeRunsUnderTheJudge gives tasks to the real OpenCode (`opencode acp`) through the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -56,15 +55,7 @@ func TestAssistantOnPlans(t *testing.T) {
 		driver: func(bin string, log *slog.Logger) engines.Driver {
 			return codex.New(codex.WithBinary(bin), codex.WithLogger(log))
 		},
-		setup: func(t *testing.T, url string) {
-			codexHome, tmp := enginetest.CodexHome(t, url, "scripted-model")
-			t.Setenv("HOME", filepath.Dir(codexHome))
-			t.Setenv("CODEX_HOME", codexHome)
-			t.Setenv("TMPDIR", tmp)
-			t.Setenv(enginetest.CodexProviderKey, "dummy")
-			t.Setenv("CODEX_DISABLE_UPDATE_NOTICE", "1")
-			t.Setenv("RUST_LOG", "warn")
-		},
+		setup: codexSetup("scripted-model"),
 	}} {
 		t.Run(a.provider, func(t *testing.T) { assistantOnPlan(t, a) })
 	}
