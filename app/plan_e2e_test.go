@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/acp"
 	"github.com/ensemblework/ensemble/engines/claude"
 	"github.com/ensemblework/ensemble/engines/codex"
 	"github.com/ensemblework/ensemble/engines/enginetest"
@@ -25,22 +26,29 @@ type planAgent struct {
 	// a few that act on nothing (MCP resource listing, asking the person, viewing a picture), and
 	// Ensemble declines every approval it asks for.
 	toolsOff bool
+	// mcp is how the agent names Ensemble's tools to its model: "mcp__ensemble__" (Claude Code,
+	// Codex), "ensemble_" (OpenCode).
+	mcp string
+	// inMessage: Ensemble's instructions lead the session's first message (an ACP agent takes
+	// no system prompt from its client), so the agent's own system prompt stays before them.
+	inMessage bool
 }
 
 // ownTools are an agent's own tools that act on the computer or the web.
 var ownTools = regexp.MustCompile(`^(exec_command|write_stdin|shell|apply_patch|web_search|Bash|Edit|Write|Read|WebFetch|WebSearch|Agent|Task)$|spawn_agent`)
 
 // TestAssistantOnPlans runs the assistant on the person's own plan (spec 003 §8): the real Claude
-// Code and Codex from npm, against the scripted model in a loopback-only namespace, answer `ensemble
-// chat` with Ensemble's instructions, calling Ensemble's tools over the turn's MCP server; the write
-// lands through the same code as a model-key turn, and the next message resumes the same session.
+// Code, Codex and OpenCode from npm, against the scripted model in a loopback-only namespace,
+// answer `ensemble chat` with Ensemble's instructions, calling Ensemble's tools over the turn's MCP
+// server; the write lands through the same code as a model-key turn, and the next message resumes
+// the same session.
 func TestAssistantOnPlans(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives the real agent CLIs; not in -short")
 	}
 	for _, a := range []planAgent{{
 		provider: "claude-code", agent: "claude", pkg: "@anthropic-ai/claude-code", version: "2.1.197", bin: "claude",
-		model: "claude-sonnet-4-5", toolsOff: true,
+		model: "claude-sonnet-4-5", toolsOff: true, mcp: "mcp__ensemble__",
 		driver: func(bin string, log *slog.Logger) engines.Driver {
 			return claude.New(claude.WithBinary(bin), claude.WithLogger(log))
 		},
@@ -55,7 +63,23 @@ func TestAssistantOnPlans(t *testing.T) {
 		driver: func(bin string, log *slog.Logger) engines.Driver {
 			return codex.New(codex.WithBinary(bin), codex.WithLogger(log))
 		},
-		setup: codexSetup("scripted-model"),
+		setup: codexSetup("scripted-model"), mcp: "mcp__ensemble__",
+	}, {
+		// A chat turn's permission rules deny OpenCode's own tools, so it offers its model none.
+		// Its model is the test provider's.
+		provider: "opencode", agent: "opencode", pkg: "opencode-ai", version: "1.18.33", bin: "opencode",
+		model: "fake/fake-model", mcp: "ensemble_", inMessage: true, toolsOff: true,
+		driver: func(bin string, log *slog.Logger) engines.Driver {
+			p, _ := acp.ProfileNamed("opencode")
+			return acp.New(p, acp.WithBinary(bin), acp.WithLogger(log))
+		},
+		setup: func(t *testing.T, url string) {
+			home, env := enginetest.OpencodeEnv(t, url)
+			t.Setenv("HOME", home)
+			for k, v := range env {
+				t.Setenv(k, v)
+			}
+		},
 	}} {
 		t.Run(a.provider, func(t *testing.T) { assistantOnPlan(t, a) })
 	}
@@ -78,7 +102,7 @@ func assistantOnPlan(t *testing.T, a planAgent) {
 	data := "--data=" + rt.cfg.DataDir
 
 	model.Script(
-		enginetest.Say("Adding it.").Call("mcp__ensemble__hub_create_tasks", map[string]any{"tasks": []map[string]any{{"title": "Water the plants"}}}),
+		enginetest.Say("Adding it.").Call(a.mcp+"hub_create_tasks", map[string]any{"tasks": []map[string]any{{"title": "Water the plants"}}}),
 		enginetest.Say("I added Water the plants to To do."),
 	)
 	code, out := ensemble(t, data, "chat", "--provider", a.provider, "--model", a.model, "add a task: water the plants")
@@ -106,11 +130,14 @@ func assistantOnPlan(t *testing.T, a planAgent) {
 			}
 		}
 	}
+	if a.inMessage {
+		system = first.LastUserText()
+	}
 	if !strings.Contains(system, "You are Ensemble's assistant") {
 		t.Errorf("the agent's instructions are not Ensemble's: %.300q", system)
 	}
 	for _, tool := range first.Tools {
-		if !strings.HasPrefix(tool.Name, "mcp__ensemble__") && (a.toolsOff || ownTools.MatchString(tool.Name)) {
+		if !strings.HasPrefix(tool.Name, a.mcp) && (a.toolsOff || ownTools.MatchString(tool.Name)) {
 			t.Errorf("the agent was offered its own tool %q in a chat", tool.Name)
 		}
 	}

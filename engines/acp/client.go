@@ -21,6 +21,8 @@ type client struct {
 	folder string
 	host   engines.Host
 	log    *slog.Logger
+	// chat: the run is an assistant's chat turn, whose text also streams as deltas.
+	chat bool
 	// runCtx ends when the run is stopped: it withdraws open questions.
 	runCtx context.Context
 
@@ -53,8 +55,8 @@ var (
 	} = (*client)(nil)
 )
 
-func newClient(ctx context.Context, p Profile, folder string, host engines.Host, log *slog.Logger) *client {
-	return &client{p: p, folder: folder, host: host, log: log, runCtx: ctx, tools: map[string]*tool{}}
+func newClient(ctx context.Context, p Profile, spec engines.Spec, host engines.Host, log *slog.Logger) *client {
+	return &client{p: p, folder: spec.Folder, chat: spec.Chat, host: host, log: log, runCtx: ctx, tools: map[string]*tool{}}
 }
 
 func (c *client) event(ev engines.Event) {
@@ -96,7 +98,11 @@ func (c *client) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) 
 			c.flushMessageLocked()
 		}
 		c.msgID = id
-		c.msg.WriteString(blockText(u.AgentMessageChunk.Content))
+		text := blockText(u.AgentMessageChunk.Content)
+		c.msg.WriteString(text)
+		if c.chat && text != "" {
+			c.event(engines.Event{Kind: engines.EventDelta, Text: text})
+		}
 	case u.AgentThoughtChunk != nil:
 		c.flushMessageLocked()
 		c.thought.WriteString(blockText(u.AgentThoughtChunk.Content))

@@ -19,6 +19,11 @@
 // is answered allow-once or reject-once, never "always". Refused calls go back to the agent as the
 // next prompt, at most [RefusalFollowUps] times. session/update becomes [engines.Event]s.
 //
+// A chat turn of Ensemble's assistant ([engines.Spec].Chat) starts the same way: its instructions
+// lead a new session's first message (a resumed session has them already), its text also streams
+// as [engines.EventDelta], and OpenCode is told to deny its own tools, so it offers its model only
+// the run's MCP server's.
+//
 // The protocol side ([Serve]) takes an io.Writer and an io.Reader, so tests drive it over io.Pipe
 // against a stand-in agent.
 package acp

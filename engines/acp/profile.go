@@ -1,6 +1,8 @@
 package acp
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"runtime"
 
@@ -135,9 +137,10 @@ func Profiles() []Profile {
 			Name: "opencode", Title: "OpenCode", Programs: []string{"opencode"},
 			Args: func(engines.Spec, string) []string { return []string{"acp"} },
 			Env: func(spec engines.Spec) map[string]string {
+				rules := opencodeRules(spec)
 				env := map[string]string{
-					"OPENCODE_PERMISSION":         opencodePermission,
-					"OPENCODE_CONFIG_CONTENT":     `{"permission":` + opencodePermission + `}`,
+					"OPENCODE_PERMISSION":         rules,
+					"OPENCODE_CONFIG_CONTENT":     `{"permission":` + rules + `}`,
 					"OPENCODE_DISABLE_AUTOUPDATE": "1",
 				}
 				if !spec.Trusted {
@@ -191,6 +194,19 @@ func Profiles() []Profile {
 // opencodePermission asks before every edit, command, fetch, subagent and outside path
 // (OPENCODE_PERMISSIONS); reads, searches and OpenCode's own bookkeeping go ahead.
 const opencodePermission = `{"edit":"ask","bash":"ask","webfetch":"ask","task":"ask","external_directory":"ask"}`
+
+// opencodeRules are OpenCode's permission rules for spec. A chat turn denies every tool of
+// OpenCode's own, which OpenCode then does not offer its model, and allows the run's MCP server's
+// (OpenCode names them <server>_<tool>; the last rule that matches wins): the assistant's agent
+// gets only Ensemble's tools (spec 003 §8), and what asks anyway is refused by the host.
+func opencodeRules(spec engines.Spec) string {
+	if !spec.Chat {
+		return opencodePermission
+	}
+	server := cmp.Or(spec.MCP.Name, "ensemble")
+	b, _ := json.Marshal(server + "_*")
+	return `{"*":"deny",` + string(b) + `:"allow"}`
+}
 
 // keyVariables would bill an API account instead of the person's plan, or are Ensemble's own
 // tokens; every ACP agent loses them (spec 003 §6, agentEnv).

@@ -32,7 +32,7 @@ func Serve(ctx context.Context, p Profile, spec engines.Spec, host engines.Host,
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := newClient(ctx, p, spec.Folder, host, log)
+	c := newClient(ctx, p, spec, host, log)
 	conn := acpsdk.NewClientSideConnection(c, w, r)
 	conn.SetLogger(slog.New(&errorEvents{c: c, next: log.Handler()}))
 	s := &serve{c: c, conn: conn, p: p, spec: spec, ctx: ctx}
@@ -160,7 +160,7 @@ func (s *serve) run() (engines.Result, error) {
 	}
 	s.c.event(engines.Event{Kind: engines.EventStarted, Session: s.res.SessionID, Model: model, Effort: effort})
 
-	prompt := s.spec.Prompt
+	prompt := s.firstPrompt()
 	for followUps := 0; ; followUps++ {
 		if err := s.prompt(prompt); err != nil {
 			return s.res, err
@@ -176,6 +176,16 @@ func (s *serve) run() (engines.Result, error) {
 	s.res.Usage = s.c.usage
 	s.c.mu.Unlock()
 	return s.res, nil
+}
+
+// firstPrompt is the run's first message. A chat turn's new session gets Ensemble's instructions
+// leading it: an ACP agent takes no system prompt from the client, and its session keeps the
+// message, so a resumed session (session/load) is not sent them again (spec 003 §8).
+func (s *serve) firstPrompt() string {
+	if !s.spec.Chat || s.spec.System == "" || s.spec.Resume != "" {
+		return s.spec.Prompt
+	}
+	return s.spec.System + "\n\n---\n\n" + s.spec.Prompt
 }
 
 // replayQuiet is how long an agent sends no update before a loaded session's replay counts as

@@ -431,7 +431,7 @@ func TestUsageUpdateWindow(t *testing.T) {
 		{"no window, no cost", []acpsdk.SessionUsageUpdate{{Used: 5}}, nil},
 	} {
 		h := &fakeHost{}
-		c := newClient(context.Background(), Profile{Name: "x", Title: "X"}, "/w", h, slog.New(slog.DiscardHandler))
+		c := newClient(context.Background(), Profile{Name: "x", Title: "X"}, engines.Spec{Folder: "/w"}, h, slog.New(slog.DiscardHandler))
 		for _, uu := range tc.updates {
 			_ = c.SessionUpdate(context.Background(), acpsdk.SessionNotification{SessionId: "s", Update: acpsdk.SessionUpdate{UsageUpdate: &uu}})
 		}
@@ -444,5 +444,43 @@ func TestUsageUpdateWindow(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s: windows %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A chat turn's new session gets the instructions leading its first message, a resumed one does
+// not, and its text streams as deltas before the whole message; a run's text does not stream.
+func TestChatTurn(t *testing.T) {
+	reply := func(ctx context.Context, a *fakeAgent, p acpsdk.PromptRequest) (acpsdk.PromptResponse, error) {
+		a.update(ctx, p.SessionId, acpsdk.UpdateAgentMessageText("Hel"))
+		a.update(ctx, p.SessionId, acpsdk.UpdateAgentMessageText("lo"))
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
+	}
+	for _, c := range []struct {
+		name   string
+		spec   engines.Spec
+		prompt string
+		deltas int
+	}{
+		{"new", engines.Spec{Chat: true, System: "You are Ensemble's assistant.", Prompt: "hi"}, "You are Ensemble's assistant.\n\n---\n\nhi", 2},
+		{"resumed", engines.Spec{Chat: true, System: "You are Ensemble's assistant.", Prompt: "hi", Resume: "old"}, "hi", 2},
+		{"run", engines.Spec{System: "ignored", Prompt: "hi"}, "hi", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			agent := &fakeAgent{turn: reply, load: func(acpsdk.LoadSessionRequest) error { return nil }}
+			host := &fakeHost{}
+			res, err := serveFake(t, context.Background(), agent, c.spec, host)
+			if err != nil || res.Summary != "Hello" {
+				t.Fatalf("got %+v, %v", res, err)
+			}
+			if len(agent.prompts) != 1 || agent.prompts[0] != c.prompt {
+				t.Errorf("prompts %q, want %q", agent.prompts, c.prompt)
+			}
+			if d := host.of(engines.EventDelta); len(d) != c.deltas || len(d) == 2 && d[0].Text+d[1].Text != "Hello" {
+				t.Errorf("deltas %+v", d)
+			}
+			if m := host.of(engines.EventMessage); len(m) != 1 || m[0].Text != "Hello" {
+				t.Errorf("messages %+v", m)
+			}
+		})
 	}
 }

@@ -170,11 +170,11 @@ func TestAssistantStopRoute(t *testing.T) {
 
 func TestAssistantSettingsRoutes(t *testing.T) {
 	srv, tok, _, _ := assistantFixture(t, time.Minute)
-	const def = `{"provider":"anthropic","model":"","baseUrl":"","effort":"","writePolicy":"immediate"}`
+	const def = `{"provider":"anthropic","model":"","baseUrl":"","effort":"","writePolicy":"immediate","allowedWriteAreas":["tasks","pages","projects","people","repos","agents","workflows"]}`
 	if code, body := call(t, srv, tok, "GET", "/api/assistant/settings", ""); code != 200 || strings.TrimSpace(body) != def {
 		t.Fatalf("defaults: %d %s", code, body)
 	}
-	const set = `{"provider":"openai","model":"gpt-5","baseUrl":"https://models.example/v1","effort":"high","writePolicy":"preview"}`
+	const set = `{"provider":"openai","model":"gpt-5","baseUrl":"https://models.example/v1","effort":"high","writePolicy":"preview","allowedWriteAreas":["tasks","pages","projects","people","repos","agents","workflows"]}`
 	if code, body := call(t, srv, tok, "PUT", "/api/assistant/settings", set); code != 200 || strings.TrimSpace(body) != set {
 		t.Fatalf("put: %d %s", code, body)
 	}
@@ -185,7 +185,7 @@ func TestAssistantSettingsRoutes(t *testing.T) {
 		{"unknown field", `{"modle":"x"}`, `Unknown field "modle"`},
 		{"wrong type", `{"model":3}`, `Field "model" must be text`},
 		{"bad policy", `{"model":"other","writePolicy":"whenever"}`, `Write policy "whenever" is not one of immediate, preview or needs-me.`},
-		{"bad provider", `{"provider":"gemini"}`, `Provider "gemini" is not one of anthropic, openai, ollama, claude-code or codex.`},
+		{"bad provider", `{"provider":"gemini"}`, `Provider "gemini" is not one of anthropic, openai, ollama, claude-code, codex or opencode.`},
 		{"bad base URL", `{"baseUrl":"ftp://x"}`, "is not an http(s) address"},
 	} {
 		code, body := call(t, srv, tok, "PUT", "/api/assistant/settings", tc.body)

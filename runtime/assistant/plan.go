@@ -15,7 +15,7 @@ import (
 )
 
 // The person's own AI plan as the assistant's model (spec 003 §8). Instead of a model API with a
-// key, the plan's agent CLI (Claude Code, Codex) runs the turn on this computer with the vendor's
+// key, the plan's agent CLI (Claude Code, Codex, OpenCode) runs the turn on this computer with the vendor's
 // own sign-in: Ensemble's instructions replace the agent's, it has none of its own tools, and it
 // reaches the turn's tools over the turn's own MCP server on loopback, where every call runs through
 // the same code as a model-key turn (policy, holds, receipts). One conversation is one agent
@@ -32,6 +32,9 @@ type aiPlan struct {
 var aiPlans = map[string]aiPlan{
 	"claude-code": {agent: "claude", title: "Claude Code", efforts: []string{"low", "medium", "high", "xhigh", "max"}},
 	"codex":       {agent: "codex", title: "Codex", efforts: []string{"minimal", "low", "medium", "high", "xhigh"}},
+	// OpenCode's levels are its model's variants (its Effort option); the names across its
+	// providers. One the chosen model does not take is left out of the turn (spec 003 §3.3).
+	"opencode": {agent: "opencode", title: "OpenCode", efforts: []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}},
 }
 
 // Limits of a turn on a plan.

@@ -337,7 +337,9 @@ func TestPlanSettings(t *testing.T) {
 		{SettingsChange{Provider: ptr("claude-code")}, ""},
 		{SettingsChange{Provider: ptr("codex"), Effort: ptr("minimal")}, ""},
 		{SettingsChange{Provider: ptr("codex"), Effort: ptr("max")}, "Codex takes thinking levels"},
-		{SettingsChange{Provider: ptr("gemini-cli")}, "not one of anthropic, openai, ollama, claude-code or codex"},
+		{SettingsChange{Provider: ptr("opencode"), Effort: ptr("max")}, ""},
+		{SettingsChange{Provider: ptr("opencode"), Effort: ptr("ultra")}, "OpenCode takes thinking levels"},
+		{SettingsChange{Provider: ptr("gemini-cli")}, "not one of anthropic, openai, ollama, claude-code, codex or opencode"},
 	} {
 		_, err := c.change.apply(DefaultSettings())
 		if (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {

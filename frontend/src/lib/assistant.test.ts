@@ -409,6 +409,8 @@ describe('plans as providers', () => {
     expect(ids(null)).toEqual(['anthropic', 'openai', 'ollama']);
     expect(ids([agent('claude'), agent('codex', { installed: false })])).toEqual(['anthropic', 'openai', 'ollama', 'claude-code']);
     expect(ids([agent('codex')])).toEqual(['anthropic', 'openai', 'ollama', 'codex']);
+    expect(ids([agent('opencode'), agent('claude')])).toEqual(['anthropic', 'openai', 'ollama', 'claude-code', 'opencode']);
+    expect(providerOptions([], 'opencode').at(-1)).toEqual({ id: 'opencode', name: 'OpenCode — your plan (not found)', missing: true });
     const menu = providerOptions([], 'codex');
     expect(menu.at(-1)).toEqual({ id: 'codex', name: 'Codex — your plan (not found)', missing: true });
     expect(providerOptions([agent('claude')]).at(-1)?.name).toBe('Claude Code — your plan');
@@ -420,6 +422,9 @@ describe('plans as providers', () => {
     expect(planStatus('codex', [agent('codex', { signedIn: 'no', login: 'codex login' })])).toEqual({ state: 'no', text: 'Not signed in', login: 'codex login' });
     expect(planStatus('codex', [agent('codex', { signedIn: 'unknown' })]).state).toBe('unknown');
     expect(planStatus('claude-code', []).state).toBe('missing');
+    expect(planStatus('opencode', [])).toEqual({ state: 'missing', text: 'OpenCode is not found on this computer.' });
+    expect(planStatus('codex', []).text).toBe('Codex is not found on this computer.');
+    expect(planStatus('opencode', [agent('opencode', { signedIn: 'no', login: 'opencode auth login' })])).toEqual({ state: 'no', text: 'Not signed in', login: 'opencode auth login' });
     expect(planModels('claude-code', [agent('claude', { models: ['opus', { id: 'sonnet', efforts: ['low'] }, 'opus'] })])).toEqual(['opus', 'sonnet']);
   });
 
@@ -427,6 +432,9 @@ describe('plans as providers', () => {
     expect(effortsFor('claude-code').map((e) => e.id)).toEqual(['', 'low', 'medium', 'high', 'xhigh', 'max']);
     expect(effortsFor('codex').map((e) => e.id)).toEqual(['', 'minimal', 'low', 'medium', 'high', 'xhigh']);
     expect(effortsFor('codex')[0].name).toBe('Default');
+    expect(effortsFor('opencode').map((e) => e.id)).toEqual(['', 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
+    expect(effortsFor('opencode')[1].name).toBe('None');
+    expect(planOf('opencode')?.defaultModel).toBe('OpenCode’s default');
     expect(effortsFor('anthropic')).toEqual(EFFORTS);
     expect(takesKey('claude-code')).toBe(false);
     expect(takesBaseUrl('codex')).toBe(false);
@@ -438,6 +446,8 @@ describe('plans as providers', () => {
     expect(validateSettings(s)).toEqual({ ok: true, value: { ...s, baseUrl: '' } });
     expect(validateSettings({ ...s, provider: 'codex' })).toMatchObject({ ok: false, field: 'effort' });
     expect(validateSettings({ ...s, effort: 'minimal', provider: 'codex', model: 'gpt-5.1-codex' }).ok).toBe(true);
+    expect(validateSettings({ ...s, provider: 'opencode' }).ok).toBe(true);
+    expect(validateSettings({ ...s, provider: 'opencode', effort: 'ultra' })).toMatchObject({ ok: false, field: 'effort' });
   });
 
   it('picking a provider keeps what still fits', () => {

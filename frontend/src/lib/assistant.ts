@@ -77,7 +77,7 @@ export interface Conversation {
 /** A model provider with an API (a key, or Ollama on this computer). */
 export type ApiProvider = 'anthropic' | 'openai' | 'ollama';
 /** The person's own AI plan: its agent does the thinking on this computer with its own sign-in (spec 003 §8). */
-export type PlanProvider = 'claude-code' | 'codex';
+export type PlanProvider = 'claude-code' | 'codex' | 'opencode';
 export type Provider = ApiProvider | PlanProvider;
 export type WritePolicy = 'immediate' | 'preview' | 'needs-me';
 
@@ -480,14 +480,17 @@ export interface Plan {
   id: PlanProvider;
   /** The agent's name in GET /api/agents. */
   agent: string;
+  /** The agent's name in sentences. */
+  title: string;
   name: string;
   /** What an empty model means. */
   defaultModel: string;
 }
 
 export const PLANS: Plan[] = [
-  { id: 'claude-code', agent: 'claude', name: 'Claude Code — your plan', defaultModel: 'Claude Code’s default' },
-  { id: 'codex', agent: 'codex', name: 'Codex — your plan', defaultModel: 'Codex’s default' },
+  { id: 'claude-code', agent: 'claude', title: 'Claude Code', name: 'Claude Code — your plan', defaultModel: 'Claude Code’s default' },
+  { id: 'codex', agent: 'codex', title: 'Codex', name: 'Codex — your plan', defaultModel: 'Codex’s default' },
+  { id: 'opencode', agent: 'opencode', title: 'OpenCode', name: 'OpenCode — your plan', defaultModel: 'OpenCode’s default' },
 ];
 
 export function isPlan(p: string): p is PlanProvider {
@@ -526,8 +529,7 @@ export function providerOptions(agents: readonly Agent[] | null | undefined, cur
 export function planStatus(p: string, agents: readonly Agent[] | null | undefined): { state: 'yes' | 'no' | 'unknown' | 'missing'; text: string; login?: string } {
   const plan = planOf(p);
   const a = planAgent(p, agents);
-  const who = plan?.agent === 'codex' ? 'Codex' : 'Claude Code';
-  if (!a) return { state: 'missing', text: `${who} is not found on this computer.` };
+  if (!a) return { state: 'missing', text: `${plan?.title ?? 'The agent'} is not found on this computer.` };
   const login = a.login?.trim() || undefined;
   if (a.signedIn === 'yes') return { state: 'yes', text: 'Signed in' };
   if (a.signedIn === 'no') return { state: 'no', text: 'Not signed in', login };
@@ -551,12 +553,15 @@ export const EFFORTS: { id: string; name: string }[] = [
   { id: 'high', name: 'High' },
 ];
 
-const EFFORT_NAMES: Record<string, string> = { minimal: 'Minimal', low: 'Low', medium: 'Medium', high: 'High', xhigh: 'Extra high', max: 'Max' };
+const EFFORT_NAMES: Record<string, string> = { none: 'None', minimal: 'Minimal', low: 'Low', medium: 'Medium', high: 'High', xhigh: 'Extra high', max: 'Max' };
 
 /** The efforts each plan's agent takes. */
 export const PLAN_EFFORTS: Record<PlanProvider, string[]> = {
   'claude-code': ['low', 'medium', 'high', 'xhigh', 'max'],
   codex: ['minimal', 'low', 'medium', 'high', 'xhigh'],
+  // OpenCode's levels are its model's own variants: these across its providers; one the chosen
+  // model does not take is left out of the turn.
+  opencode: ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'],
 };
 
 /** The effort menu for a provider ("" first: the model's, or the plan's, default). */
