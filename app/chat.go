@@ -39,8 +39,8 @@ listed, numbered, after the answer; at a terminal it asks which to apply. Elsewh
 many wait: --apply CONVERSATION applies them all.
 
 The provider and model come from the assistant's settings (Settings → Assistant) unless
---provider and --model name others. With --provider claude-code, codex or opencode the chat runs
-on your own plan (Claude, ChatGPT, or what OpenCode signs in to): that agent, signed in on this
+--provider and --model name others. With --provider claude-code, codex, opencode or gemini-cli the
+chat runs on your own plan (Claude, ChatGPT, what OpenCode signs in to, or Gemini): that agent, signed in on this
 computer, answers with Ensemble's tools only (the model is then optional: the agent's default). --list lists recent chats instead.`,
 		Example: `  ensemble chat "what is due this week?"
   ensemble chat --conversation cnv_0123456789abcdef "move the first one to In progress"
@@ -88,7 +88,7 @@ computer, answers with Ensemble's tools only (the model is then optional: the ag
 	}
 	cmd.Flags().StringVar(&req.ConversationID, "conversation", "", "continue this chat (its id, from --list)")
 	cmd.Flags().StringVar(&req.Model, "model", "", "the model, instead of the one in the assistant's settings")
-	cmd.Flags().StringVar(&req.Provider, "provider", "", "anthropic, openai, ollama, or your plan: claude-code, codex or opencode (instead of the assistant's settings)")
+	cmd.Flags().StringVar(&req.Provider, "provider", "", "anthropic, openai, ollama, or your plan: claude-code, codex, opencode or gemini-cli (instead of the assistant's settings)")
 	cmd.Flags().BoolVar(&list, "list", false, "list recent chats, newest first")
 	cmd.Flags().StringVar(&applyConv, "apply", "", "apply every change this chat holds for Apply (its id)")
 	return cmd

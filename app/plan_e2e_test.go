@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -27,18 +29,21 @@ type planAgent struct {
 	// Ensemble declines every approval it asks for.
 	toolsOff bool
 	// mcp is how the agent names Ensemble's tools to its model: "mcp__ensemble__" (Claude Code,
-	// Codex), "ensemble_" (OpenCode).
+	// Codex), "ensemble_" (OpenCode), "mcp_ensemble_" (Gemini CLI).
 	mcp string
 	// inMessage: Ensemble's instructions lead the session's first message (an ACP agent takes
 	// no system prompt from its client), so the agent's own system prompt stays before them.
 	inMessage bool
+	// fresh: each message starts a new session with the conversation so far (Gemini CLI, whose
+	// sessions cannot be reloaded within the minute they were made).
+	fresh bool
 }
 
 // ownTools are an agent's own tools that act on the computer or the web.
 var ownTools = regexp.MustCompile(`^(exec_command|write_stdin|shell|apply_patch|web_search|Bash|Edit|Write|Read|WebFetch|WebSearch|Agent|Task)$|spawn_agent`)
 
 // TestAssistantOnPlans runs the assistant on the person's own plan (spec 003 §8): the real Claude
-// Code, Codex and OpenCode from npm, against the scripted model in a loopback-only namespace,
+// Code, Codex, OpenCode and Gemini CLI from npm, against the scripted model in a loopback-only namespace,
 // answer `ensemble chat` with Ensemble's instructions, calling Ensemble's tools over the turn's MCP
 // server; the write lands through the same code as a model-key turn, and the next message resumes
 // the same session.
@@ -80,6 +85,29 @@ func TestAssistantOnPlans(t *testing.T) {
 				t.Setenv(k, v)
 			}
 		},
+	}, {
+		// A chat turn's admin policy denies Gemini CLI's own tools, so it offers its model none. A
+		// pinned model skips Gemini's model router.
+		provider: "gemini-cli", agent: "gemini", pkg: "@google/gemini-cli", version: "0.61.0", bin: "gemini",
+		model: "gemini-2.5-flash", mcp: "mcp_ensemble_", inMessage: true, toolsOff: true,
+		driver: func(bin string, log *slog.Logger) engines.Driver {
+			p, _ := acp.ProfileNamed("gemini")
+			return acp.New(p, acp.WithBinary(bin), acp.WithLogger(log))
+		},
+		setup: func(t *testing.T, url string) {
+			home, env := enginetest.GeminiEnv(t, url)
+			t.Setenv("HOME", home)
+			for k, v := range env {
+				t.Setenv(k, v)
+			}
+			// The driver drops GEMINI_API_KEY from the agent's environment (it would bill a key,
+			// not the plan); Gemini CLI reads the dummy key from its own ~/.gemini/.env instead.
+			key := []byte("GEMINI_API_KEY=" + env["GEMINI_API_KEY"] + "\n")
+			if err := os.WriteFile(filepath.Join(home, ".gemini", ".env"), key, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+		fresh: true,
 	}} {
 		t.Run(a.provider, func(t *testing.T) { assistantOnPlan(t, a) })
 	}
@@ -145,7 +173,8 @@ func assistantOnPlan(t *testing.T, a planAgent) {
 		t.Errorf("the message reached the agent as %q", first.LastUserText())
 	}
 
-	// The next message resumes the session: the model sees the first exchange without a transcript.
+	// The next message resumes the session: the model sees the first exchange without a transcript
+	// (a fresh agent gets a new session with the transcript).
 	model.Script(enginetest.Say("Just Water the plants."))
 	code, out = ensemble(t, data, "chat", "--conversation", id, "--provider", a.provider, "--model", a.model, "what is on my list?")
 	if code != 0 || !strings.Contains(out, "Just Water the plants.") {
@@ -153,7 +182,11 @@ func assistantOnPlan(t *testing.T, a planAgent) {
 	}
 	reqs := model.Requests()
 	last := reqs[len(reqs)-1]
-	if strings.Contains(last.LastUserText(), "Earlier in this conversation") || len(last.Messages) < 4 {
+	transcript := strings.Contains(last.LastUserText(), "Earlier in this conversation:\n\nThe person: add a task: water the plants")
+	switch {
+	case a.fresh && !transcript:
+		t.Errorf("the second turn's new session did not get the conversation so far: %q", last.LastUserText())
+	case !a.fresh && (transcript || len(last.Messages) < 4):
 		t.Errorf("the second turn did not resume the session: %d messages, last %q", len(last.Messages), last.LastUserText())
 	}
 }

@@ -156,23 +156,40 @@ func TestNewestTunnelWins(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the replaced tunnel was not closed")
 	}
-	phone := dialTo(ca, addr)
-	phone.Transport.(*http.Transport).DisableKeepAlives = true
-	if got := get(t, phone, "https://"+second.host+"/"); !strings.Contains(got, "second") {
-		t.Fatalf("got %q, want the newest runtime", got)
-	}
 	// The two keep replacing each other until one hears its identity is in use elsewhere and stops.
+	// Until then a phone may reach either, or lose a request to a replaced tunnel; after it, the
+	// one left answers.
+	survivor := ""
 	select {
 	case err := <-first.err:
 		if !errors.Is(err, ErrIdentityInUse) {
 			t.Fatalf("first stopped with %v", err)
 		}
+		survivor = "second"
 	case err := <-second.err:
 		if !errors.Is(err, ErrIdentityInUse) {
 			t.Fatalf("second stopped with %v", err)
 		}
+		survivor = "first"
 	case <-time.After(10 * time.Second):
 		t.Fatal("flapping runtimes never stopped")
+	}
+	phone := dialTo(ca, addr)
+	phone.Transport.(*http.Transport).DisableKeepAlives = true
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := phone.Get("https://" + second.host + "/")
+		got := ""
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got = string(b)
+		}
+		if strings.Contains(got, survivor) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the runtime left (%s) does not answer: %q, %v", survivor, got, err)
+		}
 	}
 	if r.srv.Status().TunnelsReplaced < 2 {
 		t.Fatalf("status %+v", r.srv.Status())

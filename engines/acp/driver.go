@@ -142,21 +142,45 @@ type run struct {
 func (d *Driver) start(ctx context.Context, bin, home string, spec engines.Spec, host engines.Host) (_ *run, err error) {
 	p := d.p
 	var tmp, mcpFile string
-	if p.MCPFile && (spec.MCP.URL != "" || spec.MCP.Command != "") {
-		if tmp, err = os.MkdirTemp("", "ensemble-"+p.Name+"-"); err != nil {
-			return nil, fmt.Errorf("%s: start: %w", p.Name, err)
+	defer func() {
+		if err != nil && tmp != "" {
+			os.RemoveAll(tmp)
 		}
-		defer func() {
+	}()
+	// runDir is the run's own folder for the files its command line names, made when first needed.
+	runDir := func() (string, error) {
+		if tmp == "" {
+			d, err := os.MkdirTemp("", "ensemble-"+p.Name+"-")
 			if err != nil {
-				os.RemoveAll(tmp)
+				return "", fmt.Errorf("%s: start: %w", p.Name, err)
 			}
-		}()
-		if mcpFile, err = writeMCPConfig(tmp, spec.MCP); err != nil {
+			tmp = d
+		}
+		return tmp, nil
+	}
+	if p.MCPFile && (spec.MCP.URL != "" || spec.MCP.Command != "") {
+		dir, derr := runDir()
+		if derr != nil {
+			return nil, derr
+		}
+		if mcpFile, err = writeMCPConfig(dir, spec.MCP); err != nil {
 			return nil, fmt.Errorf("%s: start: %w", p.Name, err)
 		}
 	}
+	args := p.Args(spec, mcpFile)
+	if spec.Chat && p.ChatArgs != nil {
+		dir, derr := runDir()
+		if derr != nil {
+			return nil, derr
+		}
+		more, cerr := p.ChatArgs(spec, dir)
+		if cerr != nil {
+			return nil, fmt.Errorf("%s: start: %w", p.Name, cerr)
+		}
+		args = append(args, more...)
+	}
 	path := strings.Join(agentproc.TrustedPath(home, spec.Folder), string(os.PathListSeparator))
-	cmd := exec.Command(bin, p.Args(spec, mcpFile)...)
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = spec.Folder
 	cmd.Env = agentEnv(d.environ(), p, spec, path)
 	agentproc.OwnGroup(cmd)

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/ensemblework/ensemble/engines"
@@ -42,6 +44,9 @@ type Profile struct {
 	Mode string
 	// ConfigOff names boolean (or on/off) session options set to off when on: Copilot's allow_all.
 	ConfigOff []string
+	// ChatArgs, when set, are added to a chat turn's command line (Spec.Chat); it may write the
+	// files they name into dir, the run's own folder, removed when the run ends.
+	ChatArgs func(spec engines.Spec, dir string) ([]string, error)
 }
 
 // signedOut is the sentence a run stops with when the agent has no sign-in.
@@ -130,8 +135,8 @@ func Profiles() []Profile {
 				}
 				return withModel(a, spec)
 			},
-			ModelFlag: true,
-			Login:     "gemini", Sandbox: onlyDarwin,
+			ModelFlag: true, ChatArgs: geminiChatArgs,
+			Login: "gemini", Sandbox: onlyDarwin,
 		},
 		{
 			Name: "opencode", Title: "OpenCode", Programs: []string{"opencode"},
@@ -206,6 +211,38 @@ func opencodeRules(spec engines.Spec) string {
 	server := cmp.Or(spec.MCP.Name, "ensemble")
 	b, _ := json.Marshal(server + "_*")
 	return `{"*":"deny",` + string(b) + `:"allow"}`
+}
+
+// geminiChatPolicy denies every tool of Gemini CLI's own (shell, files, web, memory, skills,
+// subagents) and allows MCP tools. A rule that denies a tool outright keeps it from Gemini's model.
+// The allow names no server: Gemini CLI 0.61.0 checks a call twice, once with the server's name
+// and once with "mcp_" before it, so a rule for one server is denied by the other check. Only the
+// run's server is started (--allowed-mcp-server-names), so MCP tools are Ensemble's.
+//
+// It is given as an admin policy, whose tier is above the person's own policies, so a tool they
+// allowed always does not stay on in a chat. Gemini ignores such a file when the system's own
+// policy folder holds one; its tools are then offered, and what asks is refused by the host.
+const geminiChatPolicy = `[[rule]]
+toolName = "*"
+decision = "deny"
+priority = 100
+denyMessage = "In a chat with Ensemble's assistant only Ensemble's tools are on."
+
+[[rule]]
+toolName = "*"
+mcpName = "*"
+decision = "allow"
+priority = 200
+`
+
+// geminiChatArgs writes a chat turn's policy into dir and keeps Gemini CLI to the run's MCP server
+// (spec 003 §8): the assistant's agent gets only Ensemble's tools.
+func geminiChatArgs(spec engines.Spec, dir string) ([]string, error) {
+	path := filepath.Join(dir, "chat-policy.toml")
+	if err := os.WriteFile(path, []byte(geminiChatPolicy), 0o600); err != nil {
+		return nil, err
+	}
+	return []string{"--admin-policy", path, "--allowed-mcp-server-names", cmp.Or(spec.MCP.Name, "ensemble")}, nil
 }
 
 // keyVariables would bill an API account instead of the person's plan, or are Ensemble's own

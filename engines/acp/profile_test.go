@@ -2,6 +2,9 @@ package acp
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ensemblework/ensemble/engines"
@@ -26,5 +29,26 @@ func TestOpencodeRules(t *testing.T) {
 		if !json.Valid([]byte(env["OPENCODE_CONFIG_CONTENT"])) {
 			t.Errorf("%+v: the config is not JSON", c.spec)
 		}
+	}
+}
+
+// A chat turn keeps Gemini CLI to the run's MCP server and gives it a policy that denies Gemini's
+// own tools and allows MCP ones; a run's command line has neither.
+func TestGeminiChatArgs(t *testing.T) {
+	p, _ := ProfileNamed("gemini")
+	if a := p.Args(engines.Spec{}, ""); slices.Contains(a, "--admin-policy") || slices.Contains(a, "--allowed-mcp-server-names") {
+		t.Errorf("a run is limited like a chat: %q", a)
+	}
+	dir := t.TempDir()
+	a, err := p.ChatArgs(engines.Spec{Chat: true, MCP: engines.MCPServer{Name: "hub"}}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := filepath.Join(dir, "chat-policy.toml")
+	if want := []string{"--admin-policy", policy, "--allowed-mcp-server-names", "hub"}; !slices.Equal(a, want) {
+		t.Errorf("chat args %q, want %q", a, want)
+	}
+	if b, err := os.ReadFile(policy); err != nil || string(b) != geminiChatPolicy {
+		t.Errorf("the policy file holds %q (%v)", b, err)
 	}
 }

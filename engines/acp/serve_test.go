@@ -406,6 +406,10 @@ func TestToolCallReading(t *testing.T) {
 	if c := mcp.call("/w"); c.Kind != "mcp" || c.Tool != "mcp__ensemble__ask_person" {
 		t.Errorf("mcp %+v", c)
 	}
+	gemini := &tool{kind: acpsdk.ToolKindOther, title: "hub_create_tasks (ensemble MCP Server)"}
+	if c := gemini.call("/w"); c.Kind != "mcp" || c.Tool != "mcp__ensemble__hub_create_tasks" {
+		t.Errorf("Gemini's mcp %+v", c)
+	}
 	// A permission request handled before the tool_call that gives the kind.
 	early := &tool{title: "`rm a.txt`", rawInput: map[string]any{"command": "rm a.txt", "description": "Delete"}}
 	if c := early.call("/w"); c.Kind != "shell" || c.Command != "rm a.txt" || c.Tool != "execute" {

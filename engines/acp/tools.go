@@ -110,14 +110,20 @@ var (
 	mcpColon  = regexp.MustCompile(`^([A-Za-z0-9_.-]+): ([A-Za-z0-9_.-]+)$`)
 	mcpDunder = regexp.MustCompile(`^mcp__([A-Za-z0-9_.-]+?)__([A-Za-z0-9_.-]+)$`)
 	mcpDash   = regexp.MustCompile(`^([A-Za-z0-9_.]+)-([A-Za-z0-9_.-]+)$`)
+	// Gemini CLI titles an MCP call "tool (server MCP Server)", the tool first.
+	mcpGemini = regexp.MustCompile(`^([A-Za-z0-9_.-]+) \(([A-Za-z0-9_.-]+) MCP Server\)$`)
 	backtick  = regexp.MustCompile("`([^`]+)`")
 )
 
 // mcpName reads an MCP tool's server and name from a title: "server: tool", "mcp__server__tool",
-// or "server-tool" (spec 003 §3.3, acpCalls).
+// "server-tool" (spec 003 §3.3, acpCalls), or Gemini CLI's "tool (server MCP Server)".
 func mcpName(title string) (server, name string, ok bool) {
+	title = strings.TrimSpace(title)
+	if m := mcpGemini.FindStringSubmatch(title); m != nil {
+		return m[2], m[1], true
+	}
 	for _, re := range []*regexp.Regexp{mcpColon, mcpDunder, mcpDash} {
-		if m := re.FindStringSubmatch(strings.TrimSpace(title)); m != nil {
+		if m := re.FindStringSubmatch(title); m != nil {
 			return m[1], m[2], true
 		}
 	}

@@ -185,7 +185,7 @@ func TestAssistantSettingsRoutes(t *testing.T) {
 		{"unknown field", `{"modle":"x"}`, `Unknown field "modle"`},
 		{"wrong type", `{"model":3}`, `Field "model" must be text`},
 		{"bad policy", `{"model":"other","writePolicy":"whenever"}`, `Write policy "whenever" is not one of immediate, preview or needs-me.`},
-		{"bad provider", `{"provider":"gemini"}`, `Provider "gemini" is not one of anthropic, openai, ollama, claude-code, codex or opencode.`},
+		{"bad provider", `{"provider":"gemini"}`, `Provider "gemini" is not one of anthropic, openai, ollama, claude-code, codex, opencode or gemini-cli.`},
 		{"bad base URL", `{"baseUrl":"ftp://x"}`, "is not an http(s) address"},
 	} {
 		code, body := call(t, srv, tok, "PUT", "/api/assistant/settings", tc.body)

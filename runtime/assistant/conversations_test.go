@@ -286,7 +286,7 @@ func TestSettings(t *testing.T) {
 		{"bad area", SettingsChange{AllowedWriteAreas: &[]string{"tasks", "mail"}}, Settings{}, `Write area "mail" is not one of tasks, pages, projects, people, repos, agents, workflows.`},
 		{"empty is the default", SettingsChange{Provider: s(""), WritePolicy: s("")}, DefaultSettings(), ""},
 		{"bad policy", SettingsChange{WritePolicy: s("later")}, Settings{}, `Write policy "later" is not one of immediate, preview or needs-me.`},
-		{"bad provider", SettingsChange{Provider: s("gemini")}, Settings{}, `Provider "gemini" is not one of anthropic, openai, ollama, claude-code, codex or opencode.`},
+		{"bad provider", SettingsChange{Provider: s("gemini")}, Settings{}, `Provider "gemini" is not one of anthropic, openai, ollama, claude-code, codex, opencode or gemini-cli.`},
 		{"bad base URL", SettingsChange{BaseURL: s("file:///etc/passwd")}, Settings{}, "is not an http(s) address"},
 		{"bad effort", SettingsChange{Effort: s("max; rm")}, Settings{}, "is not a level"},
 	} {

@@ -15,8 +15,9 @@ import (
 )
 
 // The person's own AI plan as the assistant's model (spec 003 §8). Instead of a model API with a
-// key, the plan's agent CLI (Claude Code, Codex, OpenCode) runs the turn on this computer with the vendor's
-// own sign-in: Ensemble's instructions replace the agent's, it has none of its own tools, and it
+// key, the plan's agent CLI (Claude Code, Codex, OpenCode, Gemini CLI) runs the turn on this
+// computer with the vendor's own sign-in: Ensemble's instructions replace the agent's, it has none
+// of its own tools, and it
 // reaches the turn's tools over the turn's own MCP server on loopback, where every call runs through
 // the same code as a model-key turn (policy, holds, receipts). One conversation is one agent
 // session, resumed from message to message.
@@ -25,7 +26,10 @@ import (
 type aiPlan struct {
 	agent   string   // the engines driver's name
 	title   string   // the agent as people know it
-	efforts []string // what the agent's own thinking setting takes, lowest first
+	efforts []string // what the agent's own thinking setting takes, lowest first; none: no setting
+	// fresh: every message starts a new session with the conversation so far, since resuming one
+	// is not reliable with this agent.
+	fresh bool
 }
 
 // aiPlans are the providers that run on the person's plan, by provider id.
@@ -35,6 +39,11 @@ var aiPlans = map[string]aiPlan{
 	// OpenCode's levels are its model's variants (its Effort option); the names across its
 	// providers. One the chosen model does not take is left out of the turn (spec 003 §3.3).
 	"opencode": {agent: "opencode", title: "OpenCode", efforts: []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}},
+	// Gemini CLI (0.61.0) offers no thought_level option over ACP, so it takes no level. It names a
+	// session's file by the minute it was made, and session/load writes a fresh record into the
+	// file of that name first: a session loaded within its minute, as a chat's next message often
+	// is, loses what it held. So each message starts a session of its own.
+	"gemini-cli": {agent: "gemini", title: "Gemini CLI", fresh: true},
 }
 
 // Limits of a turn on a plan.
@@ -55,6 +64,9 @@ func IsPlan(provider string) bool {
 func (p aiPlan) checkEffort(effort string) error {
 	if effort == "" || slices.Contains(p.efforts, effort) {
 		return nil
+	}
+	if len(p.efforts) == 0 {
+		return fmt.Errorf("%s has no thinking level Ensemble can set; leave it on the agent's own (not %q).", p.title, effort)
 	}
 	return fmt.Errorf("%s takes thinking levels %s, not %q.", p.title, strings.Join(p.efforts, ", "), effort)
 }
@@ -91,6 +103,9 @@ func (s *Service) runPlan(ctx context.Context, p aiPlan, d engines.Driver, convI
 	session, err := s.planSession(ctx, convID, req.Provider)
 	if err != nil {
 		return Reply{ConversationID: convID, Tools: []ToolRow{}}, err
+	}
+	if p.fresh {
+		session = ""
 	}
 	pt := s.newPlanTurn(convID, policy, p, prep, emit)
 	defer s.dropPlanTurn(pt)

@@ -339,7 +339,9 @@ func TestPlanSettings(t *testing.T) {
 		{SettingsChange{Provider: ptr("codex"), Effort: ptr("max")}, "Codex takes thinking levels"},
 		{SettingsChange{Provider: ptr("opencode"), Effort: ptr("max")}, ""},
 		{SettingsChange{Provider: ptr("opencode"), Effort: ptr("ultra")}, "OpenCode takes thinking levels"},
-		{SettingsChange{Provider: ptr("gemini-cli")}, "not one of anthropic, openai, ollama, claude-code, codex or opencode"},
+		{SettingsChange{Provider: ptr("gemini-cli")}, ""},
+		{SettingsChange{Provider: ptr("gemini-cli"), Effort: ptr("high")}, "Gemini CLI has no thinking level Ensemble can set"},
+		{SettingsChange{Provider: ptr("grok-cli")}, "not one of anthropic, openai, ollama, claude-code, codex, opencode or gemini-cli"},
 	} {
 		_, err := c.change.apply(DefaultSettings())
 		if (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {

@@ -75,7 +75,7 @@ func (c SettingsChange) apply(st Settings) (Settings, error) {
 	case "anthropic", "openai", "ollama":
 	default:
 		if !IsPlan(st.Provider) {
-			return st, &InputError{fmt.Sprintf("Provider %q is not one of anthropic, openai, ollama, claude-code, codex or opencode.", st.Provider)}
+			return st, &InputError{fmt.Sprintf("Provider %q is not one of anthropic, openai, ollama, claude-code, codex, opencode or gemini-cli.", st.Provider)}
 		}
 	}
 	if c.AllowedWriteAreas != nil {

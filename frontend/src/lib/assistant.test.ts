@@ -411,6 +411,9 @@ describe('plans as providers', () => {
     expect(ids([agent('codex')])).toEqual(['anthropic', 'openai', 'ollama', 'codex']);
     expect(ids([agent('opencode'), agent('claude')])).toEqual(['anthropic', 'openai', 'ollama', 'claude-code', 'opencode']);
     expect(providerOptions([], 'opencode').at(-1)).toEqual({ id: 'opencode', name: 'OpenCode — your plan (not found)', missing: true });
+    expect(ids([agent('gemini'), agent('opencode')])).toEqual(['anthropic', 'openai', 'ollama', 'opencode', 'gemini-cli']);
+    expect(providerOptions([agent('gemini')]).at(-1)).toEqual({ id: 'gemini-cli', name: 'Gemini CLI — your plan' });
+    expect(providerOptions([], 'gemini-cli').at(-1)).toEqual({ id: 'gemini-cli', name: 'Gemini CLI — your plan (not found)', missing: true });
     const menu = providerOptions([], 'codex');
     expect(menu.at(-1)).toEqual({ id: 'codex', name: 'Codex — your plan (not found)', missing: true });
     expect(providerOptions([agent('claude')]).at(-1)?.name).toBe('Claude Code — your plan');
@@ -425,6 +428,8 @@ describe('plans as providers', () => {
     expect(planStatus('opencode', [])).toEqual({ state: 'missing', text: 'OpenCode is not found on this computer.' });
     expect(planStatus('codex', []).text).toBe('Codex is not found on this computer.');
     expect(planStatus('opencode', [agent('opencode', { signedIn: 'no', login: 'opencode auth login' })])).toEqual({ state: 'no', text: 'Not signed in', login: 'opencode auth login' });
+    expect(planStatus('gemini-cli', [])).toEqual({ state: 'missing', text: 'Gemini CLI is not found on this computer.' });
+    expect(planStatus('gemini-cli', [agent('gemini', { signedIn: 'no', login: 'gemini' })])).toEqual({ state: 'no', text: 'Not signed in', login: 'gemini' });
     expect(planModels('claude-code', [agent('claude', { models: ['opus', { id: 'sonnet', efforts: ['low'] }, 'opus'] })])).toEqual(['opus', 'sonnet']);
   });
 
@@ -448,6 +453,10 @@ describe('plans as providers', () => {
     expect(validateSettings({ ...s, effort: 'minimal', provider: 'codex', model: 'gpt-5.1-codex' }).ok).toBe(true);
     expect(validateSettings({ ...s, provider: 'opencode' }).ok).toBe(true);
     expect(validateSettings({ ...s, provider: 'opencode', effort: 'ultra' })).toMatchObject({ ok: false, field: 'effort' });
+    expect(effortsFor('gemini-cli').map((e) => e.id)).toEqual(['']);
+    expect(planOf('gemini-cli')?.defaultModel).toBe('Gemini CLI’s default');
+    expect(validateSettings({ ...s, provider: 'gemini-cli', effort: '' }).ok).toBe(true);
+    expect(validateSettings({ ...s, provider: 'gemini-cli', effort: 'high' })).toMatchObject({ ok: false, field: 'effort' });
   });
 
   it('picking a provider keeps what still fits', () => {

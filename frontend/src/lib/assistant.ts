@@ -77,7 +77,7 @@ export interface Conversation {
 /** A model provider with an API (a key, or Ollama on this computer). */
 export type ApiProvider = 'anthropic' | 'openai' | 'ollama';
 /** The person's own AI plan: its agent does the thinking on this computer with its own sign-in (spec 003 §8). */
-export type PlanProvider = 'claude-code' | 'codex' | 'opencode';
+export type PlanProvider = 'claude-code' | 'codex' | 'opencode' | 'gemini-cli';
 export type Provider = ApiProvider | PlanProvider;
 export type WritePolicy = 'immediate' | 'preview' | 'needs-me';
 
@@ -491,6 +491,7 @@ export const PLANS: Plan[] = [
   { id: 'claude-code', agent: 'claude', title: 'Claude Code', name: 'Claude Code — your plan', defaultModel: 'Claude Code’s default' },
   { id: 'codex', agent: 'codex', title: 'Codex', name: 'Codex — your plan', defaultModel: 'Codex’s default' },
   { id: 'opencode', agent: 'opencode', title: 'OpenCode', name: 'OpenCode — your plan', defaultModel: 'OpenCode’s default' },
+  { id: 'gemini-cli', agent: 'gemini', title: 'Gemini CLI', name: 'Gemini CLI — your plan', defaultModel: 'Gemini CLI’s default' },
 ];
 
 export function isPlan(p: string): p is PlanProvider {
@@ -562,6 +563,8 @@ export const PLAN_EFFORTS: Record<PlanProvider, string[]> = {
   // OpenCode's levels are its model's own variants: these across its providers; one the chosen
   // model does not take is left out of the turn.
   opencode: ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'],
+  // Gemini CLI offers no thinking level Ensemble can set: only its own default.
+  'gemini-cli': [],
 };
 
 /** The effort menu for a provider ("" first: the model's, or the plan's, default). */
