@@ -62,18 +62,28 @@ func codexSetup(model string) func(t *testing.T, url string) {
 func TestOpencodeRunsUnderTheJudge(t *testing.T) {
 	runsUnderTheJudge(t, agentUnderJudge{
 		name: "opencode", pkg: "opencode-ai", version: "1.18.33", bin: "opencode",
-		driver: func(bin string, log *slog.Logger) engines.Driver {
-			p, _ := acp.ProfileNamed("opencode")
-			return acp.New(p, acp.WithBinary(bin), acp.WithLogger(log))
-		},
+		driver: acpDriver("opencode"),
 		setup: func(t *testing.T, url string) {
 			home, env := enginetest.OpencodeEnv(t, url)
-			t.Setenv("HOME", home)
-			for k, v := range env {
-				t.Setenv(k, v)
-			}
+			setEnv(t, home, env)
 		},
 	})
+}
+
+// acpDriver is the ACP driver of the agent named, with its binary at bin.
+func acpDriver(name string) func(bin string, log *slog.Logger) engines.Driver {
+	return func(bin string, log *slog.Logger) engines.Driver {
+		p, _ := acp.ProfileNamed(name)
+		return acp.New(p, acp.WithBinary(bin), acp.WithLogger(log))
+	}
+}
+
+// setEnv points the test's HOME at home and sets env, for an agent the test starts.
+func setEnv(t *testing.T, home string, env map[string]string) {
+	t.Setenv("HOME", home)
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
 }
 
 // runsUnderTheJudge gives tasks to the agent through the runtime's API, against the scripted

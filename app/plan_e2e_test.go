@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/ensemblework/ensemble/engines"
-	"github.com/ensemblework/ensemble/engines/acp"
 	"github.com/ensemblework/ensemble/engines/claude"
 	"github.com/ensemblework/ensemble/engines/codex"
 	"github.com/ensemblework/ensemble/engines/enginetest"
@@ -74,32 +73,20 @@ func TestAssistantOnPlans(t *testing.T) {
 		// Its model is the test provider's.
 		provider: "opencode", agent: "opencode", pkg: "opencode-ai", version: "1.18.33", bin: "opencode",
 		model: "fake/fake-model", mcp: "ensemble_", inMessage: true, toolsOff: true,
-		driver: func(bin string, log *slog.Logger) engines.Driver {
-			p, _ := acp.ProfileNamed("opencode")
-			return acp.New(p, acp.WithBinary(bin), acp.WithLogger(log))
-		},
+		driver: acpDriver("opencode"),
 		setup: func(t *testing.T, url string) {
 			home, env := enginetest.OpencodeEnv(t, url)
-			t.Setenv("HOME", home)
-			for k, v := range env {
-				t.Setenv(k, v)
-			}
+			setEnv(t, home, env)
 		},
 	}, {
 		// A chat turn's admin policy denies Gemini CLI's own tools, so it offers its model none. A
 		// pinned model skips Gemini's model router.
 		provider: "gemini-cli", agent: "gemini", pkg: "@google/gemini-cli", version: "0.61.0", bin: "gemini",
 		model: "gemini-2.5-flash", mcp: "mcp_ensemble_", inMessage: true, toolsOff: true,
-		driver: func(bin string, log *slog.Logger) engines.Driver {
-			p, _ := acp.ProfileNamed("gemini")
-			return acp.New(p, acp.WithBinary(bin), acp.WithLogger(log))
-		},
+		driver: acpDriver("gemini"),
 		setup: func(t *testing.T, url string) {
 			home, env := enginetest.GeminiEnv(t, url)
-			t.Setenv("HOME", home)
-			for k, v := range env {
-				t.Setenv(k, v)
-			}
+			setEnv(t, home, env)
 			// The driver drops GEMINI_API_KEY from the agent's environment (it would bill a key,
 			// not the plan); Gemini CLI reads the dummy key from its own ~/.gemini/.env instead.
 			key := []byte("GEMINI_API_KEY=" + env["GEMINI_API_KEY"] + "\n")
