@@ -21,6 +21,41 @@ func (f *fixture) policy(t *testing.T, p string) {
 	}
 }
 
+// applyTwice applies one held write from two clients at once: exactly one Apply must land and the
+// other be refused as a conflict. It returns the rows of the one that landed.
+func (f *fixture) applyTwice(t *testing.T, conv, proposal string) []ToolRow {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	rows := make([][]ToolRow, 2)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rows[i], errs[i] = f.svc.Apply(context.Background(), conv, []string{proposal})
+		}()
+	}
+	wg.Wait()
+	var applied []ToolRow
+	var ok, conflicts int
+	for i, err := range errs {
+		var cf *ConflictError
+		switch {
+		case err == nil:
+			ok++
+			applied = rows[i]
+		case errors.As(err, &cf):
+			conflicts++
+		default:
+			t.Errorf("apply: %v", err)
+		}
+	}
+	if ok != 1 || conflicts != 1 {
+		t.Fatalf("two Applies: %d applied, %d refused (errs %v)", ok, conflicts, errs)
+	}
+	return applied
+}
+
 func (f *fixture) tasks(t *testing.T) int {
 	return f.count(t, "SELECT count(*) FROM tasks WHERE deleted_at IS NULL")
 }
@@ -56,30 +91,9 @@ func TestPreviewHoldsUntilApply(t *testing.T) {
 				t.Error("the instructions do not say writes wait for Apply")
 			}
 
-			var wg sync.WaitGroup
-			errs := make([]error, 2)
-			for i := range errs {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					_, errs[i] = f.svc.Apply(ctx, r.ConversationID, []string{row.ProposalID})
-				}()
-			}
-			wg.Wait()
-			var ok, conflicts int
-			for _, err := range errs {
-				var cf *ConflictError
-				switch {
-				case err == nil:
-					ok++
-				case errors.As(err, &cf):
-					conflicts++
-				default:
-					t.Errorf("apply: %v", err)
-				}
-			}
-			if ok != 1 || conflicts != 1 || f.tasks(t) != before+2 {
-				t.Fatalf("two Applies: %d applied, %d refused, %d tasks", ok, conflicts, f.tasks(t)-before)
+			f.applyTwice(t, r.ConversationID, row.ProposalID)
+			if f.tasks(t) != before+2 {
+				t.Fatalf("two Applies made %d tasks", f.tasks(t)-before)
 			}
 
 			c, err := f.svc.Conversation(ctx, r.ConversationID)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -127,36 +126,12 @@ func TestAssignWaitsForApplyAndStartsOneRun(t *testing.T) {
 		t.Fatalf("%d runs before Apply", n)
 	}
 
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	rows := make([][]ToolRow, 2)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rows[i], errs[i] = f.svc.Apply(ctx, r.ConversationID, []string{row.ProposalID})
-		}()
+	got := f.applyTwice(t, r.ConversationID, row.ProposalID)[0]
+	if got.Status != "done" || len(got.Refs) != 2 || got.Refs[0].ID != taskID || got.Refs[1].Kind != "run" {
+		t.Errorf("receipt %+v", got)
 	}
-	wg.Wait()
-	var ok int
-	for i, err := range errs {
-		var cf *ConflictError
-		switch {
-		case err == nil:
-			ok++
-			got := rows[i][0]
-			if got.Status != "done" || len(got.Refs) != 2 || got.Refs[0].ID != taskID || got.Refs[1].Kind != "run" {
-				t.Errorf("receipt %+v", got)
-			}
-			if !got.NoUndo || got.Group != "" {
-				t.Errorf("receipt %+v offers Undo for a started run", got)
-			}
-		case !errors.As(err, &cf):
-			t.Errorf("apply: %v", err)
-		}
-	}
-	if ok != 1 {
-		t.Fatalf("%d Applies succeeded, want 1 (errs %v)", ok, errs)
+	if !got.NoUndo || got.Group != "" {
+		t.Errorf("receipt %+v offers Undo for a started run", got)
 	}
 	if n := f.count(t, "SELECT count(*) FROM jobs"); n != 1 {
 		t.Fatalf("%d runs saved, want 1", n)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -68,31 +67,9 @@ func TestWorkflowAppliesAsOneUndo(t *testing.T) {
 			}
 
 			groups := f.count(t, "SELECT count(*) FROM ledger_groups")
-			var wg sync.WaitGroup
-			errs := make([]error, 2)
-			rows := make([][]ToolRow, 2)
-			for i := range errs {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					rows[i], errs[i] = f.svc.Apply(ctx, r.ConversationID, []string{row.ProposalID})
-				}()
-			}
-			wg.Wait()
-			var ok int
-			var applied ToolRow
-			for i, err := range errs {
-				var cf *ConflictError
-				switch {
-				case err == nil:
-					ok++
-					applied = rows[i][0]
-				case !errors.As(err, &cf):
-					t.Errorf("apply: %v", err)
-				}
-			}
-			if ok != 1 || f.count(t, "SELECT count(*) FROM projects") != 1 || f.tasks(t) != 1 {
-				t.Fatalf("two Applies: %d applied, %d projects, %d tasks", ok, f.count(t, "SELECT count(*) FROM projects"), f.tasks(t))
+			applied := f.applyTwice(t, r.ConversationID, row.ProposalID)[0]
+			if f.count(t, "SELECT count(*) FROM projects") != 1 || f.tasks(t) != 1 {
+				t.Fatalf("two Applies: %d projects, %d tasks", f.count(t, "SELECT count(*) FROM projects"), f.tasks(t))
 			}
 			if n := f.count(t, "SELECT count(*) FROM ledger_groups") - groups; n != 1 {
 				t.Fatalf("%d ledger groups, want 1", n)
