@@ -141,39 +141,28 @@ type run struct {
 
 func (d *Driver) start(ctx context.Context, bin, home string, spec engines.Spec, host engines.Host) (_ *run, err error) {
 	p := d.p
+	// The run's own folder holds the files its command line names: an MCP config, a chat's rules.
+	withMCPFile := p.MCPFile && (spec.MCP.URL != "" || spec.MCP.Command != "")
+	withChatArgs := spec.Chat && p.ChatArgs != nil
 	var tmp, mcpFile string
-	defer func() {
-		if err != nil && tmp != "" {
-			os.RemoveAll(tmp)
+	if withMCPFile || withChatArgs {
+		if tmp, err = os.MkdirTemp("", "ensemble-"+p.Name+"-"); err != nil {
+			return nil, fmt.Errorf("%s: start: %w", p.Name, err)
 		}
-	}()
-	// runDir is the run's own folder for the files its command line names, made when first needed.
-	runDir := func() (string, error) {
-		if tmp == "" {
-			d, err := os.MkdirTemp("", "ensemble-"+p.Name+"-")
+		defer func() {
 			if err != nil {
-				return "", fmt.Errorf("%s: start: %w", p.Name, err)
+				os.RemoveAll(tmp)
 			}
-			tmp = d
-		}
-		return tmp, nil
+		}()
 	}
-	if p.MCPFile && (spec.MCP.URL != "" || spec.MCP.Command != "") {
-		dir, derr := runDir()
-		if derr != nil {
-			return nil, derr
-		}
-		if mcpFile, err = writeMCPConfig(dir, spec.MCP); err != nil {
+	if withMCPFile {
+		if mcpFile, err = writeMCPConfig(tmp, spec.MCP); err != nil {
 			return nil, fmt.Errorf("%s: start: %w", p.Name, err)
 		}
 	}
 	args := p.Args(spec, mcpFile)
-	if spec.Chat && p.ChatArgs != nil {
-		dir, derr := runDir()
-		if derr != nil {
-			return nil, derr
-		}
-		more, cerr := p.ChatArgs(spec, dir)
+	if withChatArgs {
+		more, cerr := p.ChatArgs(spec, tmp)
 		if cerr != nil {
 			return nil, fmt.Errorf("%s: start: %w", p.Name, cerr)
 		}
