@@ -5,22 +5,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-)
 
-// loopbackHost reports whether host (a Host header or URL host, with or without a port) names this
-// computer: localhost, 127.0.0.0/8 or ::1.
-func loopbackHost(host string) bool {
-	h := host
-	if hh, _, err := net.SplitHostPort(host); err == nil {
-		h = hh
-	}
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
+	"github.com/ensemblework/ensemble/runtime/loopback"
+)
 
 // guard refuses requests a web page could have made: a Host that is not this computer (DNS
 // rebinding), an Origin other than the runtime's own, and browser requests the browser itself marks
@@ -31,7 +18,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		if s.viaRelay(r) && !s.relayAllowed(w, r) {
 			return
 		}
-		if !loopbackHost(r.Host) && !s.allowedHost(r.Host) {
+		if !loopback.Host(r.Host) && !s.allowedHost(r.Host) {
 			writeError(w, http.StatusForbidden, "This address is not one Ensemble answers on; open it at http://127.0.0.1 or http://localhost.")
 			return
 		}

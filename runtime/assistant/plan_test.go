@@ -198,9 +198,6 @@ func TestPlanTurnActsThroughTheTurnsTools(t *testing.T) {
 			t.Errorf("%s: the turn's server answered %d", name, resp.StatusCode)
 		}
 	}
-	if loopbackRemote("192.168.1.5:4000") || !loopbackRemote("127.0.0.1:4000") || !loopbackRemote("[::1]:4000") {
-		t.Error("loopbackRemote")
-	}
 }
 
 func TestPlanTurnStartsAgainWhenTheSessionIsGone(t *testing.T) {

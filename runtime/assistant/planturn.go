@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/runtime/loopback"
 	"github.com/ensemblework/ensemble/runtime/models"
 )
 
@@ -83,7 +83,7 @@ func (s *Service) PlanMCP() http.Handler {
 		s.mu.Lock()
 		pt := s.planTurns[hashSecret(secret)]
 		s.mu.Unlock()
-		if !ok || pt == nil || !loopbackRemote(r.RemoteAddr) {
+		if !ok || pt == nil || !loopback.Host(r.RemoteAddr) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
 			w.Write([]byte(`{"error":"This is an assistant turn's own MCP server; it answers only the agent running that turn, while it runs."}` + "\n"))
@@ -91,15 +91,6 @@ func (s *Service) PlanMCP() http.Handler {
 		}
 		pt.http.ServeHTTP(w, r)
 	})
-}
-
-func loopbackRemote(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // list puts the tools the turn shows the model on the server; adding one tells the agent the list

@@ -3,12 +3,13 @@ package bridge
 import (
 	"crypto/subtle"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ensemblework/ensemble/runtime/loopback"
 )
 
 // DefaultHTTPAddr is where `ensemble mcp --http` listens.
@@ -24,19 +25,6 @@ func CheckHost(host string) error {
 	return fmt.Errorf("CONTEXT_BRIDGE_HOST is %q; the context bridge listens only on 127.0.0.1, localhost or ::1, so that no other computer can use its key", host)
 }
 
-func loopback(hostport string) bool {
-	h := hostport
-	if hh, _, err := net.SplitHostPort(hostport); err == nil {
-		h = hh
-	}
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
-
 // HTTPHandler serves the bridge's MCP server over Streamable HTTP at /mcp. Like the runtime's own
 // guard it refuses a Host that is not this computer (DNS rebinding) and an Origin other than its
 // own (a web page); with token set, every request must carry it as a bearer token.
@@ -45,7 +33,7 @@ func HTTPHandler(srv *mcp.Server, token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !loopback(r.Host) {
+		if !loopback.Host(r.Host) {
 			http.Error(w, "This address is not one the context bridge answers on; use http://127.0.0.1.", http.StatusForbidden)
 			return
 		}

@@ -5,13 +5,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/ensemblework/ensemble/runtime/loopback"
 )
 
 // FileChange is a file a run changed, with its line counts (git's numstat; -1 for a binary file).
@@ -104,9 +105,7 @@ func checkCloneURL(raw string) error {
 	if err != nil || u.Host == "" {
 		return invalid("%q is not a repository URL; give an https URL such as https://github.com/owner/repo.", raw)
 	}
-	host := u.Hostname()
-	ip := net.ParseIP(host)
-	loop := host == "localhost" || ip != nil && ip.IsLoopback()
+	loop := loopback.Host(u.Host)
 	switch {
 	case u.User != nil:
 		return invalid("A repository URL must not carry a user name or password; Ensemble clones public repositories.")
