@@ -140,6 +140,7 @@ func (j *judgement) command(c *command) {
 		}
 		j.judgePath(p, a.write, c.admin)
 	}
+	j.removesProtected(c, src)
 	if c.extraArgs && (c.prog == "rm" && hasFlag(c.args, "rR", "recursive") || c.prog == "shred") {
 		unknownDelete = true
 	}

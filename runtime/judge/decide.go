@@ -193,7 +193,7 @@ func (j *judgement) judgePath(p string, write, admin bool) {
 	if write {
 		switch z {
 		case zBoot:
-			j.refuse(rankFloor, "floor.boot", "Changing "+d+" "+strings.TrimPrefix(whyBoot, "changes "))
+			j.refuse(rankFloor, "floor.boot", "Changing "+d+" "+whyBoot)
 			return
 		case zSystem:
 			j.refuse(rankFloor, "floor.system", "Writing to "+d+" "+whySystem)

@@ -90,6 +90,12 @@ var floorCommands = []string{
 	"stdbuf -oL sudo ls", "env -C / rm -rf *", "doas ls", "pkexec ls", "su -c 'ls'", "busybox rm -rf /", "watch 'rm -rf /'",
 	"tmux new -d 'rm -rf /'", "git status; sudo ls", "cat <<EOF\n$(sudo ls)\nEOF", "ls > /dev/sda", "bash -c \"bash -c 'rm -rf /'\"",
 	"rm -rf /\\*", "rm -rf \"/\"", "rm -rf '/'", "RM -rf /", "/bin/rm -rf /",
+	// find running rm on what it finds, code a process substitution prints or standard input
+	// carries to source or a shell, HOME behind an expansion operator
+	"find ~ -exec rm {} \\;", "find / -exec rm -rf {} +", "find /etc -execdir shred {} +",
+	"source <(echo rm -rf /)", ". <(printf 'sudo ls')", ". /dev/stdin <<< 'rm -rf /'", "bash <(echo 'rm -rf /')",
+	"echo 'rm -rf /' | source /dev/stdin", "bash /dev/stdin <<< 'rm -rf ~'", "sh - <<< 'reboot'",
+	"rm -rf ${HOME:?}", "rm -rf \"${HOME:-/x}\"/",
 }
 
 func TestFloorEveryMode(t *testing.T) {
@@ -370,6 +376,35 @@ func TestDecide(t *testing.T) {
 				return p, nil
 			}
 		}), Refuse, "secret"},
+		// code the judge reads only when it can tell it before the line runs
+		{"source proc unknown", sh("source <(./gen-env.sh)"), with(unattended), Ask, "unreadable"},
+		{"bash proc unknown", sh("bash <(cat setup.sh)"), with(unattended), Ask, "unreadable"},
+		{"bash proc echo safe", sh("bash <(echo 'npm test')"), with(unattended), Allow, "mode"},
+		{"source here-string safe", sh(". /dev/stdin <<< 'export X=1'"), with(unattended), Allow, "mode"},
+		{"home expansion inside", sh("rm -rf ${HOME:?}/work/proj/build"), with(unattended), Allow, "mode"},
+		// git through aliases and its plumbing
+		{"git alias push local", sh("git -c alias.x=push x origin main"), with(unattended, gitLocal), Refuse, "git-local"},
+		{"git alias push commit", sh("git -c alias.up=push up"), with(unattended, gitCommit), Refuse, "git-commit-only"},
+		{"git alias commit local", sh("git -c alias.ci='commit -am' ci x"), with(unattended, gitLocal), Refuse, "git-local"},
+		{"git alias shell", sh("git -c alias.x='!rm -rf build' x"), with(unattended), Ask, "unreadable"},
+		{"git unknown local", sh("git p"), with(unattended, gitLocal), Ask, "git-unknown"},
+		{"git unknown offline", sh("git sync"), with(unattended, offline), Ask, "git-unknown"},
+		{"git unknown any", sh("git p"), with(unattended), Allow, "mode"},
+		{"git add local", sh("git add -A"), with(unattended, gitLocal), Allow, "mode"},
+		{"send-pack offline", sh("git send-pack host:repo main"), with(unattended, offline), Refuse, "internet-off"},
+		{"send-pack commit", sh("git send-pack host:repo main"), with(unattended, gitCommit), Refuse, "git-commit-only"},
+		{"archive remote offline", sh("git archive --remote=host:repo HEAD"), with(unattended, offline), Refuse, "internet-off"},
+		{"update-ref local", sh("git update-ref refs/heads/main HEAD~1"), with(unattended, gitLocal), Refuse, "git-local"},
+		// removing a folder that holds what a run may never change
+		{"data parent rm", sh("rm -rf ~/.local"), with(unattended), Refuse, "data"},
+		{"data parent glob", sh("rm -rf ~/.local/share/*"), with(unattended), Refuse, "data"},
+		{"data parent mv", sh("mv ~/.local /tmp/old-local"), with(unattended), Refuse, "data"},
+		{"data parent find", sh("find ~/.local -delete"), with(unattended), Refuse, "data"},
+		{"data parent cd", sh("cd ~/.local/share && rm -rf ."), with(unattended), Refuse, "data"},
+		{"secrets parent", sh("rm -rf ~/.config"), with(unattended), Refuse, "secret"},
+		{"startup parent", sh("rm -rf ~/.oh-my-zsh"), with(unattended), Refuse, "startup"},
+		{"data sibling", sh("rm -rf ~/.local/share/ensemble-old"), with(unattended), Allow, "mode"},
+		{"mv into data parent", sh("mv build ~/.local/bin/"), with(unattended), Allow, "mode"},
 		// MCP tools
 		{"own tool", Call{Tool: ToolMCP, Server: "ensemble", Name: "ask_person"}, with(askMode), Allow, ""},
 		{"ensemble_act follows", Call{Tool: ToolMCP, Server: "ensemble", Name: "ensemble_act"}, with(askMode), Ask, "mode"},
@@ -412,6 +447,13 @@ func TestReasons(t *testing.T) {
 	}
 	if got, want := v.String(), "refuse: `sudo` runs commands as the administrator, which a run may never do."; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestBootReasonIsASentence(t *testing.T) {
+	v := Decide(sh("echo x > /etc/fstab"), base())
+	if want := "Changing `/etc/fstab` changes how the computer boots"; !strings.HasPrefix(v.Reason, want) {
+		t.Errorf("got %q, want it to start %q", v.Reason, want)
 	}
 }
 

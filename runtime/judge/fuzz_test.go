@@ -32,3 +32,21 @@ func FuzzDecide(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadLine runs the command reader itself, without Decide's recover: a panic here fails.
+func FuzzReadLine(f *testing.F) {
+	for _, c := range floorCommands {
+		f.Add(c)
+	}
+	for _, c := range []string{"source <(echo ls)", ". /dev/stdin <<< 'ls'", "git -c alias.x=push x", "rm -rf ${HOME:?}",
+		"find ~ -exec rm {} \\;", "bash <(printf 'a\\nb')", "echo x | source /dev/stdin"} {
+		f.Add(c)
+	}
+	s := with(askMode)
+	f.Fuzz(func(t *testing.T, cmd string) {
+		r := readLine(&s, cmd, folder)
+		for _, c := range r.cmds {
+			_ = c.source()
+		}
+	})
+}

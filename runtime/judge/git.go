@@ -8,14 +8,16 @@ import (
 )
 
 type gitCall struct {
-	sub  string
-	pre  bool   // options before the subcommand
-	cwd  string // after -C
-	rest []word // the words after the subcommand
+	sub   string
+	pre   bool   // options before the subcommand
+	cwd   string // after -C
+	rest  []word // the words after the subcommand
+	alias string // what -c alias.<sub>=… makes the subcommand run, if it does
 }
 
 func parseGit(c *command) gitCall {
 	g := gitCall{cwd: c.cwd}
+	aliases := map[string]string{}
 	i := 1
 	for i < len(c.args) {
 		w := c.args[i]
@@ -33,7 +35,15 @@ func parseGit(c *command) gitCall {
 			}
 			i += 2
 			continue
-		case "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix":
+		case "-c":
+			if i+1 < len(c.args) {
+				if k, v, ok := strings.Cut(c.args[i+1].val, "="); ok && strings.HasPrefix(strings.ToLower(k), "alias.") {
+					aliases[strings.ToLower(k[len("alias."):])] = v
+				}
+			}
+			i += 2
+			continue
+		case "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix":
 			i += 2
 			continue
 		}
@@ -43,6 +53,14 @@ func parseGit(c *command) gitCall {
 		g.sub = c.args[i].val
 		g.rest = c.args[i+1:]
 	}
+	if a, ok := aliases[strings.ToLower(g.sub)]; ok {
+		// git -c alias.x=push x pushes: judge the subcommand the alias names. An alias that
+		// starts with ! is a shell command, which git() asks about.
+		g.alias = a
+		if f := strings.Fields(a); len(f) > 0 && !strings.HasPrefix(a, "!") {
+			g.sub = f[0]
+		}
+	}
 	return g
 }
 
@@ -51,8 +69,23 @@ var (
 		"rev-list", "describe", "shortlog", "branch", "tag", "remote", "stash", "config", "grep", "reflog",
 		"whatchanged", "show-ref", "for-each-ref", "merge-base", "name-rev", "count-objects", "version", "help", "worktree", "check-ignore", "var")
 	gitCommits = set("commit", "merge", "rebase", "cherry-pick", "revert", "am", "pull", "commit-tree",
-		"filter-branch", "filter-repo", "squash")
-	gitNetwork = set("push", "pull", "fetch", "clone", "ls-remote", "send-email", "svn", "request-pull")
+		"filter-branch", "filter-repo", "squash", "update-ref")
+	gitNetwork = set("push", "pull", "fetch", "clone", "ls-remote", "send-email", "svn", "request-pull",
+		"send-pack", "fetch-pack", "http-fetch", "http-push", "p4", "cvsimport", "cvsexportcommit")
+	// gitPushes send commits to another computer.
+	gitPushes = set("push", "send-pack", "http-push")
+	// gitOther are git's other own commands: with none of these, nor the sets above, the
+	// subcommand may be an alias from a config file, which can run anything.
+	gitOther = set("add", "rm", "mv", "checkout", "switch", "restore", "reset", "init", "clean", "submodule",
+		"lfs", "subtree", "apply", "bisect", "gc", "fsck", "prune", "notes", "sparse-checkout", "archive",
+		"bundle", "format-patch", "mergetool", "difftool", "update-index", "symbolic-ref", "hash-object",
+		"write-tree", "read-tree", "mktree", "mktag", "pack-refs", "repack", "maintenance", "range-diff",
+		"rerere", "annotate", "column", "check-attr", "check-ref-format", "interpret-trailers",
+		"mailinfo", "mailsplit", "diff-tree", "diff-files", "diff-index", "verify-commit",
+		"verify-tag", "replace", "stripspace", "unpack-objects", "pack-objects", "index-pack",
+		"merge-file", "merge-tree", "patch-id", "get-tar-commit-id", "credential",
+		"backfill", "citool", "gui", "gitk", "instaweb", "bugreport", "diagnose", "init-db",
+		"fsmonitor--daemon", "scalar", "cherry", "show-branch", "multi-pack-index", "commit-graph")
 )
 
 // gitRest is git's words after the subcommand as a command of their own, for operands().
@@ -92,16 +125,23 @@ func (j *judgement) git(c *command, src string) []access {
 	sub := g.sub
 	net := hasKey(gitNetwork, sub) || sub == "remote" && len(g.rest) > 0 && (g.rest[0].val == "update" || g.rest[0].val == "show" || g.rest[0].val == "prune") ||
 		sub == "submodule" && len(g.rest) > 0 && (g.rest[0].val == "update" || g.rest[0].val == "add") || sub == "lfs" && len(g.rest) > 0 && (g.rest[0].val == "fetch" || g.rest[0].val == "pull" || g.rest[0].val == "push")
+	net = net || sub == "archive" && hasFlag(gitRest(g).args, "", "remote")
 	if net && !j.s.Internet {
 		j.refuse(rankSetting, "internet-off", "`git "+sub+"` reaches another computer, and this run has the internet off; turn the internet on in the run's settings to let it.")
 	}
-	push := sub == "push" || sub == "subtree" && len(g.rest) > 0 && g.rest[0].val == "push" || sub == "lfs" && len(g.rest) > 0 && g.rest[0].val == "push"
+	if strings.HasPrefix(g.alias, "!") {
+		j.ask("unreadable", src+" runs a shell command hidden in a git alias, which Ensemble cannot read, so it waits for your answer.", "")
+	} else if sub != "" && !strings.HasPrefix(sub, "-") && !hasKey(gitReadOnly, sub) && !hasKey(gitCommits, sub) && !hasKey(gitNetwork, sub) && !hasKey(gitOther, sub) &&
+		(j.s.Git != GitAny || !j.s.Internet || j.s.AskBeforeCommit) {
+		j.ask("git-unknown", "`git "+sub+"` is not a git command Ensemble knows; it may be an alias that commits or pushes, which this run's settings limit, so it waits for your answer.", "")
+	}
+	push := hasKey(gitPushes, sub) || sub == "subtree" && len(g.rest) > 0 && g.rest[0].val == "push" || sub == "lfs" && len(g.rest) > 0 && g.rest[0].val == "push"
 	commits := hasKey(gitCommits, sub)
 	switch j.s.Git {
 	case GitAny:
 	case GitCommit:
 		if push {
-			j.refuse(rankSetting, "git-commit-only", "`git push` sends commits to another computer, and this run's git permission stops at Commit; change it to No limits to let it.")
+			j.refuse(rankSetting, "git-commit-only", "`git "+sub+"` sends commits to another computer, and this run's git permission stops at Commit; change it to No limits to let it.")
 		}
 	default:
 		if push || commits {

@@ -372,7 +372,7 @@ func (r *reader) pipeScripts(id, start int) {
 		}
 		if len(feeders) == 1 && (feeders[0].prog == "echo" || feeders[0].prog == "printf") {
 			if text, ok := echoText(feeders[0]); ok {
-				if isShell(c.prog) {
+				if isShell(c.prog) || c.prog == "source" || c.prog == "." {
 					r.admin += b2i(c.admin)
 					r.reread(text, &state{cwd: c.cwd}, false)
 					r.admin -= b2i(c.admin)

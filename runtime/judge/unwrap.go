@@ -378,6 +378,9 @@ func (r *reader) run(cmd *command, args []word, st *state) {
 		if len(args) > 1 && args[1].download {
 			r.line.downloadExec = true
 		}
+		if len(args) > 1 {
+			r.scriptOperand(cmd, args[1])
+		}
 	case cmd.prog == "find":
 		r.find(cmd, st)
 		return
@@ -485,10 +488,30 @@ func (r *reader) shell(cmd *command, st *state) {
 			r.line.downloadExec = true
 		}
 		r.add(cmd)
+		r.scriptOperand(cmd, args[i])
+		r.stdinFromRedirect(cmd)
 	default:
 		cmd.stdinScript = true
 		r.add(cmd)
 		r.stdinFromRedirect(cmd)
+	}
+}
+
+// scriptOperand reads a script a shell or source runs that is not a file: the text a process
+// substitution prints (bash <(echo …)), read again when the judge can tell it and asked about
+// when not; and standard input (bash /dev/stdin <<< …, source /dev/stdin), read like bash's own.
+func (r *reader) scriptOperand(cmd *command, w word) {
+	switch {
+	case w.proc && w.printedOK:
+		r.admin += b2i(cmd.admin)
+		r.reread(w.printed, &state{cwd: cmd.cwd}, false)
+		r.admin -= b2i(cmd.admin)
+	case w.proc:
+		if !w.download {
+			r.problem("it runs the code another command prints, which Ensemble cannot read before it runs")
+		}
+	case w.known && (w.val == "/dev/stdin" || w.val == "/dev/fd/0" || w.val == "/proc/self/fd/0" || w.val == "-" && cmd.prog != "source" && cmd.prog != "."):
+		cmd.stdinScript = true
 	}
 }
 
@@ -501,7 +524,7 @@ func (r *reader) stdinFromRedirect(cmd *command) {
 	if t.download {
 		r.line.downloadExec = true
 	}
-	if !isShell(cmd.prog) {
+	if !isShell(cmd.prog) && cmd.prog != "source" && cmd.prog != "." {
 		return // inline code in another language: follows the mode
 	}
 	if !t.known {
@@ -555,6 +578,9 @@ func (r *reader) interpreter(cmd *command) {
 	cmd.stdinScript = true
 }
 
+// findDeleters are the programs that, run by find -exec on what it finds, delete it.
+var findDeleters = map[string]bool{"rm": true, "grm": true, "unlink": true, "shred": true, "rmdir": true}
+
 // find reads find's starting points and its -exec commands.
 func (r *reader) find(cmd *command, st *state) {
 	args := cmd.args
@@ -577,6 +603,10 @@ func (r *reader) find(cmd *command, st *state) {
 					w.known = false
 				}
 				inner = append(inner, w)
+			}
+			if len(inner) > 0 && inner[0].known && findDeleters[progName(inner[0].val)] {
+				// -exec rm {} deletes what find finds, as -delete does: the floor reads it so.
+				cmd.findDelete = true
 			}
 			if len(inner) > 0 {
 				sub := &command{cwd: cmd.cwd, extraArgs: true, admin: cmd.admin, wrappers: []string{"find"}}

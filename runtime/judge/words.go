@@ -24,6 +24,10 @@ type word struct {
 	brace    bool   // a brace list {a,b} or {1..3}
 	download bool   // a substitution inside it downloads from the internet
 	tilde    bool   // began with an unquoted ~
+	// printed is the text a process substitution made of one echo or printf of known words
+	// prints (bash <(echo 'rm -rf /')), so a shell running it is judged on that text.
+	printed   string
+	printedOK bool
 }
 
 // lit makes a known word from a plain string (used for re-read lines).
@@ -100,7 +104,9 @@ func (r *reader) part(b *strings.Builder, out *word, p syntax.WordPart, first, i
 	case *syntax.ParamExp:
 		out.vars = true
 		r.nested(p, out, st)
-		if p.Param != nil && !p.Excl && !p.Length && p.Index == nil && p.Slice == nil && p.Repl == nil && p.Exp == nil && p.Names == 0 {
+		// ${HOME:?}, ${HOME:-x}, ${HOME:=x}: HOME is always set, so these are HOME itself.
+		homeOnly := p.Exp == nil || p.Param != nil && p.Param.Value == "HOME" && homeKeeps(p.Exp.Op)
+		if p.Param != nil && !p.Excl && !p.Length && p.Index == nil && p.Slice == nil && p.Repl == nil && homeOnly && p.Names == 0 {
 			switch p.Param.Value {
 			case "HOME":
 				b.WriteString(r.home())
@@ -119,8 +125,12 @@ func (r *reader) part(b *strings.Builder, out *word, p syntax.WordPart, first, i
 		b.WriteString(unknown)
 	case *syntax.ProcSubst:
 		out.subst, out.proc = true, true
+		start := len(r.cmds)
 		if r.stmtsSub(p.Stmts, st) {
 			out.download = true
+		}
+		if len(p.Stmts) == 1 {
+			out.printed, out.printedOK = printedText(r.cmds[start:])
 		}
 		b.WriteString(unknown)
 	case *syntax.ArithmExp:
@@ -303,4 +313,27 @@ func ansiC(v string) string {
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// printedText is what cmds print when they are one echo or printf of known words, without
+// redirects: the only programs whose output the judge can tell before they run.
+func printedText(cmds []*command) (string, bool) {
+	if len(cmds) != 1 {
+		return "", false
+	}
+	c := cmds[0]
+	if len(c.redirs) > 0 || len(c.wrappers) > 0 || c.progUnknown || (c.prog != "echo" && c.prog != "printf") {
+		return "", false
+	}
+	return echoText(c)
+}
+
+// homeKeeps reports an expansion operator that leaves a set, non-empty variable as it is.
+func homeKeeps(op syntax.ParExpOperator) bool {
+	switch op {
+	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.ErrorUnset, syntax.ErrorUnsetOrNull,
+		syntax.AssignUnset, syntax.AssignUnsetOrNull:
+		return true
+	}
+	return false
 }
