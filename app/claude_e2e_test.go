@@ -86,9 +86,26 @@ func TestClaudeRunsUnderTheJudge(t *testing.T) {
 	})
 
 	t.Run("EditWaitsOnNeedsMe", func(t *testing.T) {
-		model.Script(enginetest.Shell("touch made_by_agent.txt"), enginetest.Say("Made the file."))
+		// Claude Code's own Write tool (an edit), then a command that changes the folder: each
+		// waits on Needs me in Ask mode and goes on once answered through the API.
+		made := filepath.Join(folder, "plan.md")
+		model.Script(
+			enginetest.ToolCall("Write", map[string]any{"file_path": made, "content": "water daily\n"}),
+			enginetest.Shell("touch made_by_agent.txt").WhenLastUser("plan.md"),
+			enginetest.Say("Made the files."),
+		)
 		j := assign(t, "Make a file", nil)
 		d := waitNeed(t, c, j.ID)
+		if d.Kind != needs.Permission || !strings.Contains(d.Call, "plan.md") {
+			t.Fatalf("decision = %+v", d)
+		}
+		if _, err := os.Stat(made); err == nil {
+			t.Fatal("the edit was made before the person answered")
+		}
+		if err := c.do(context.Background(), "POST", "/api/needs/"+d.ID+"/answer", map[string]any{"option": 0}, nil); err != nil {
+			t.Fatal(err)
+		}
+		d = waitNeed(t, c, j.ID)
 		if d.Kind != needs.Permission || !strings.Contains(d.Call, "touch made_by_agent.txt") {
 			t.Fatalf("decision = %+v", d)
 		}
@@ -99,6 +116,9 @@ func TestClaudeRunsUnderTheJudge(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitRun(t, c, j.ID, jobs.Done)
+		if b, err := os.ReadFile(made); err != nil || string(b) != "water daily\n" {
+			t.Errorf("the allowed edit was not made: %q, %v", b, err)
+		}
 		if _, err := os.Stat(filepath.Join(folder, "made_by_agent.txt")); err != nil {
 			t.Errorf("the allowed command did not run: %v", err)
 		}
@@ -108,7 +128,7 @@ func TestClaudeRunsUnderTheJudge(t *testing.T) {
 		model.Script(enginetest.Shell("rm -rf ~"), enginetest.Say("I will not do that."))
 		j := waitRun(t, c, assign(t, "Clean up", nil).ID, jobs.Done)
 		tr, _ := model.LastToolResult()
-		if !tr.IsError || !strings.Contains(tr.Content, "Refused") {
+		if !tr.IsError || !strings.Contains(tr.Content, "Refused") || !strings.Contains(tr.Content, "beyond recovery") {
 			t.Errorf("the model got %+v, want the refusal and its reason", tr)
 		}
 		t.Logf("the agent was told: %s", tr.Content)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/needs"
 )
@@ -220,5 +221,26 @@ func TestNeedsHelp(t *testing.T) {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("help lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestUnattendedQuestionIsKept: a run in Run unattended gets the recommended option at once, and
+// the decision stays on Needs me, answered by the run, so the task still lists it.
+func TestUnattendedQuestionIsKept(t *testing.T) {
+	rt := startTestRuntime(t)
+	a := needsAsker{rt.needs}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	reply, err := a.Ask(ctx, jobs.Question{Kind: jobs.AgentQuestion, RunID: "run_u", Title: "Pick a colour",
+		Text: "Which colour?", Options: []string{"red", "blue"}, Recommended: 1, Unattended: true})
+	if err != nil || reply.Option != 1 || reply.Text != "blue" {
+		t.Fatalf("reply %+v, %v", reply, err)
+	}
+	kept, err := rt.needs.List(ctx, needs.Filter{All: true, RunID: "run_u"})
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("decisions %+v, %v", kept, err)
+	}
+	if status, by, text := row(t, rt, kept[0].ID); status != "answered" || by != needs.ByUnattended || text != "blue" {
+		t.Errorf("database: %s by %q: %q", status, by, text)
 	}
 }

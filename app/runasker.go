@@ -39,7 +39,11 @@ func (a needsAsker) Ask(ctx context.Context, q jobs.Question) (jobs.Reply, error
 	} else {
 		d = needs.NewQuestion(src, q.Text, q.Options, q.Recommended, q.FreeText)
 	}
-	ans, err := a.n.Ask(ctx, d)
+	var opts []needs.AskOption
+	if q.Unattended {
+		opts = append(opts, needs.Unattended())
+	}
+	ans, err := a.n.Ask(ctx, d, opts...)
 	if q.Kind == jobs.Approval && ans.Option != needs.FreeText {
 		// A chosen option's label ("Refuse") is not words the person wrote for the agent.
 		ans.Text = ""

@@ -143,6 +143,12 @@ func (a *fakeAsker) Ask(ctx context.Context, q Question) (Reply, error) {
 	a.asked = append(a.asked, q)
 	hold := a.hold
 	a.mu.Unlock()
+	if q.Unattended { // as Needs me answers for a run in Run unattended
+		if q.Recommended >= 0 && q.Recommended < len(q.Options) {
+			return Reply{Option: q.Recommended, Text: q.Options[q.Recommended]}, nil
+		}
+		return Reply{Option: -1, Text: "No one is watching this run."}, nil
+	}
 	if hold != nil {
 		select {
 		case <-hold:

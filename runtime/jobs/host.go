@@ -69,16 +69,14 @@ func (r *run) Permit(ctx context.Context, call engines.ToolCall) (engines.Permis
 	return engines.Permission{Reason: why}, nil
 }
 
-// Ask puts the agent's question to the person. In Run unattended a question with a recommended
-// option is answered with it at once, and the run's events say so.
+// Ask puts the agent's question to the person. In Run unattended it is answered at once with the
+// recommended option (with none, that no one is there to answer), kept on Needs me as answered by
+// the run, and the run's events say so.
 func (r *run) Ask(ctx context.Context, q engines.Question) (engines.Answer, error) {
 	r.touch()
 	text := Redact(q.Text)
-	if r.job.Settings.Mode == judge.ModeUnattended && q.Recommended >= 0 && q.Recommended < len(q.Options) {
-		a := engines.Answer{Option: q.Recommended, Text: q.Options[q.Recommended]}
-		r.rec.add(KindQuestion, Trace{Text: text, Decision: "recommended",
-			Reason: "Run unattended took the recommended answer: " + Redact(a.Text)}, nil)
-		return a, nil
+	if r.job.Settings.Mode == judge.ModeUnattended {
+		return r.askUnattended(ctx, q, text)
 	}
 	r.rec.add(KindQuestion, Trace{Text: text, Decision: "ask"}, nil)
 	reply, err := r.ask(ctx, Question{Kind: AgentQuestion, Text: text, Options: q.Options,
@@ -88,6 +86,31 @@ func (r *run) Ask(ctx context.Context, q engines.Question) (engines.Answer, erro
 	}
 	r.rec.add(KindQuestion, Trace{Text: text, Decision: "answered", Reason: Redact(reply.Text)}, nil)
 	return engines.Answer{Option: reply.Option, Text: reply.Text}, nil
+}
+
+// askUnattended answers a question in Run unattended without waiting for anyone.
+func (r *run) askUnattended(ctx context.Context, q engines.Question, text string) (engines.Answer, error) {
+	recommended := q.Recommended >= 0 && q.Recommended < len(q.Options)
+	var a engines.Answer
+	switch {
+	case r.s.opts.Asker != nil:
+		reply, err := r.ask(ctx, Question{Kind: AgentQuestion, Text: text, Options: q.Options,
+			Recommended: q.Recommended, FreeText: q.FreeText || !recommended, Unattended: true})
+		if err != nil {
+			return engines.Answer{}, err
+		}
+		a = engines.Answer{Option: reply.Option, Text: reply.Text}
+	case recommended:
+		a = engines.Answer{Option: q.Recommended, Text: q.Options[q.Recommended]}
+	default:
+		return engines.Answer{}, errNoNeeds
+	}
+	why := "Run unattended took the recommended answer: " + Redact(a.Text)
+	if !recommended {
+		why = "Run unattended answered for the person: " + Redact(a.Text)
+	}
+	r.rec.add(KindQuestion, Trace{Text: text, Decision: "recommended", Reason: why}, nil)
+	return a, nil
 }
 
 // ask waits on Needs me. The time it waits counts neither as quiet nor against the minutes limit.

@@ -177,6 +177,10 @@ type Question struct {
 	Options     []string     `json:"options"` // the choices
 	Recommended int          `json:"recommended"`
 	FreeText    bool         `json:"freeText"`
+	// Unattended is a question from a run in Run unattended: Needs me answers it at once with the
+	// recommended option (with none, that no one is there to answer) and keeps it, answered by
+	// the run, so it is still listed with the run and its task.
+	Unattended bool `json:"unattended,omitempty"`
 	// For approvals: the call as the agent made it (redacted, trimmed) and the judge's verdict,
 	// which says what it would touch and what "for this run" would keep.
 	Tool    string         `json:"tool,omitempty"`

@@ -36,6 +36,7 @@ type run struct {
 	paused      bool
 	resumed     chan struct{} // closed when a pause ends
 	engine      engines.Run   // the attempt going, nil between attempts
+	stalled     bool          // the watch stopped the attempt going for showing no sign of life
 	kept        judge.Kept
 	lastSign    time.Time // the agent's last sign of life
 	open        map[string]*openCall
@@ -205,6 +206,13 @@ func (r *run) work() (Status, engines.Result, string) {
 		if r.ctx.Err() != nil {
 			return ended(context.Cause(r.ctx), res)
 		}
+		r.mu.Lock()
+		if r.stalled && err != nil {
+			// Stuck: the watch stopped the agent; its session is carried on like after a failure.
+			err = errStuck
+		}
+		r.stalled = false
+		r.mu.Unlock()
 		if err == nil {
 			if res.SessionID != "" {
 				r.mu.Lock()
@@ -239,9 +247,15 @@ func (r *run) work() (Status, engines.Result, string) {
 		failures++
 		retries := r.s.opts.Timing.Retries
 		if failures > len(retries) {
+			if errors.Is(err, errStuck) {
+				return ended(errStuck, res)
+			}
 			return Failed, res, sentence(err)
 		}
 		wait := retries[failures-1]
+		r.mu.Lock()
+		r.closeOpenLocked("(skipped: the agent stopped before the call returned)")
+		r.mu.Unlock()
 		r.rec.add(KindRetry, Trace{Attempt: attempt, RetryInMs: wait.Milliseconds(), Text: trim(err.Error(), previewText)}, nil)
 		select {
 		case <-time.After(wait):
@@ -249,10 +263,13 @@ func (r *run) work() (Status, engines.Result, string) {
 			return ended(context.Cause(r.ctx), res)
 		}
 		r.mu.Lock()
-		if r.session != "" {
+		switch {
+		case r.session == "":
+			prompt = brief
+		case errors.Is(err, errStuck):
+			prompt = carryOnStuck
+		default:
 			prompt = carryOn
-		} else {
-			prompt = r.job.Brief
 		}
 		r.mu.Unlock()
 	}
@@ -261,8 +278,12 @@ func (r *run) work() (Status, engines.Result, string) {
 // carryOn is the prompt that resumes a session after the engine failed.
 const carryOn = "Your run stopped because the agent's process or its connection failed. Carry on with the task where you left off; check the files first, since the last step may not have finished."
 
+// carryOnStuck is the prompt that resumes a session the watch stopped for going quiet.
+const carryOnStuck = "Your run was stopped because the agent showed no sign of life for too long. Carry on with the task where you left off; check the files first, since the last step may not have finished."
+
 // attemptOnce starts the agent and waits for it to end.
 func (r *run) attemptOnce(d engines.Driver, spec engines.Spec) (engines.Result, error) {
+	r.touch() // the quiet time of an attempt starts with it, not with the wait before it
 	eng, err := d.Start(r.ctx, spec, r)
 	if err != nil {
 		return engines.Result{}, err
@@ -308,9 +329,10 @@ func sentence(err error) string {
 	return s
 }
 
-// watch stops a run that shows no sign of life for Quiet (QuietTool while a tool call runs) and
-// no question waits on the person, and one that has spent its minutes. Time waiting on Needs me
-// or paused counts for neither.
+// watch stops the agent of a run that shows no sign of life for Quiet (QuietTool while a tool
+// call runs) and no question waits on the person, so that its session is carried on (spec 003
+// §3.1), and ends a run that has spent its minutes. Time waiting on Needs me or paused counts for
+// neither.
 func (r *run) watch() {
 	t := r.s.opts.Timing
 	tick := time.NewTicker(t.Tick)
@@ -336,16 +358,36 @@ func (r *run) watch() {
 			}
 			stuck := !waiting && now.Sub(r.lastSign) > quiet
 			over := limit > 0 && r.active >= limit
+			eng := r.engine
+			if stuck {
+				// Between attempts there is nothing to stop; an attempt's quiet starts anew.
+				r.lastSign = now
+				r.stalled = eng != nil
+			}
 			r.mu.Unlock()
 			switch {
-			case stuck:
-				r.halt(errStuck)
-				return
 			case over:
 				r.halt(errLimit)
 				return
+			case stuck && eng != nil:
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					eng.Stop(ctx)
+				}()
 			}
 		}
+	}
+}
+
+// closeOpenLocked ends the tool calls still open as failed, with why as their output.
+func (r *run) closeOpenLocked(why string) {
+	for id, oc := range r.open {
+		if oc.step > 0 {
+			r.rec.add(KindToolEnd, Trace{Step: oc.step, Tool: oc.tool, ToolID: id, Failed: true,
+				Output: why, DurationMs: time.Since(oc.at).Milliseconds()}, nil)
+		}
+		delete(r.open, id)
 	}
 }
 
@@ -353,13 +395,7 @@ func (r *run) watch() {
 // the summary put on the task.
 func (r *run) end(status Status, res engines.Result, why string) {
 	r.mu.Lock()
-	for id, oc := range r.open {
-		if oc.step > 0 {
-			r.rec.add(KindToolEnd, Trace{Step: oc.step, Tool: oc.tool, ToolID: id, Failed: true,
-				Output: "(the run ended before the call returned)", DurationMs: time.Since(oc.at).Milliseconds()}, nil)
-		}
-		delete(r.open, id)
-	}
+	r.closeOpenLocked("(the run ended before the call returned)")
 	usage := r.usage
 	if res.Usage != (engines.Usage{}) {
 		usage = res.Usage

@@ -146,13 +146,23 @@ func TestDeniedCallAndAgentQuestions(t *testing.T) {
 		t.Errorf("asked = %+v", e.asker.asked)
 	}
 
-	// Run unattended takes the recommended answer without asking.
-	e2 := newEnv(t, []step{{ask: &engines.Question{Text: "Which one?", Options: []string{"a", "b"}, Recommended: 1}}})
+	// Run unattended takes the recommended answer without waiting, and keeps the decision on
+	// Needs me, answered by the run; a question without one is answered that no one is there.
+	e2 := newEnv(t, []step{
+		{ask: &engines.Question{Text: "Which one?", Options: []string{"a", "b"}, Recommended: 1}},
+		{ask: &engines.Question{Text: "What name?", Recommended: -1, FreeText: true}},
+	})
+	e2.asker.hold = make(chan struct{}) // a question that waited would never be answered
 	e2.service(true)
 	j2 := e2.assign(AssignRequest{Folder: e2.folder, Settings: mode("unattended")})
 	e2.waitEnded(j2.ID, Done)
-	if e2.asker.count() != 0 || e2.driver.view().answers[0].Option != 1 {
-		t.Errorf("asked %d, answers %+v", e2.asker.count(), e2.driver.view().answers)
+	if a := e2.driver.view().answers; len(a) != 2 || a[0].Option != 1 || a[1].Option != -1 {
+		t.Errorf("answers %+v", a)
+	}
+	e2.asker.mu.Lock()
+	defer e2.asker.mu.Unlock()
+	if len(e2.asker.asked) != 2 || !e2.asker.asked[0].Unattended || !e2.asker.asked[1].Unattended {
+		t.Errorf("asked = %+v, want both kept on Needs me as unattended", e2.asker.asked)
 	}
 }
 
@@ -246,17 +256,31 @@ func TestLimits(t *testing.T) {
 }
 
 func TestStuck(t *testing.T) {
-	e := newEnv(t, []step{{wait: true}})
-	e.timing.Quiet = 40 * time.Millisecond
+	// Quiet too long: the agent is stopped and its session carried on (spec 003 §3.1); the call
+	// left open ends as skipped. Stuck every time, the run ends stuck after the retries.
+	started := ev(engines.EventStarted, func(v *engines.Event) { v.Session = "ses-q" })
+	toolStart := ev(engines.EventToolStart, func(v *engines.Event) { v.Tool, v.ToolID = "Bash", "tu1" })
+	e := newEnv(t, []step{started, toolStart, {wait: true}}, []step{{result: &engines.Result{Summary: "carried on"}}})
+	e.timing.Quiet, e.timing.QuietTool = 40*time.Millisecond, 40*time.Millisecond
 	e.service(true)
 	j := e.assign(AssignRequest{Folder: e.folder})
-	e.waitEnded(j.ID, Stuck)
-	deadline := time.Now().Add(5 * time.Second)
-	for e.driver.view().stopped == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	j = e.waitEnded(j.ID, Done)
+	s := e.driver.view().specs
+	if len(s) != 2 || s[1].Resume != "ses-q" || s[1].Prompt != carryOnStuck || e.driver.view().stopped == 0 {
+		t.Fatalf("specs = %+v, stopped %d", s, e.driver.view().stopped)
 	}
-	if e.driver.view().stopped == 0 {
-		t.Errorf("the agent was not asked to stop")
+	kinds := e.kinds(j.ID)
+	if !slices.Contains(kinds, KindRetry) || !slices.Contains(kinds, KindToolEnd) {
+		t.Errorf("events = %v, want the retry and the open call ended", kinds)
+	}
+
+	e2 := newEnv(t, []step{{wait: true}})
+	e2.timing.Quiet = 40 * time.Millisecond
+	e2.service(true)
+	j2 := e2.assign(AssignRequest{Folder: e2.folder})
+	e2.waitEnded(j2.ID, Stuck)
+	if n, want := e2.driver.view().starts, 1+len(e2.timing.Retries); n != want {
+		t.Errorf("starts = %d, want %d", n, want)
 	}
 }
 
