@@ -74,7 +74,7 @@ func (s *Server) mountBridge(mux *http.ServeMux, api func(string, http.HandlerFu
 		route("POST /api/bridge/"+name, func(r *http.Request, c workspace.Caller) (any, error) {
 			raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
 			if err != nil {
-				return nil, &requestError{http.StatusRequestEntityTooLarge, fmt.Sprintf("The body is larger than %d KB.", maxBody>>10)}
+				return nil, &requestError{http.StatusBadRequest, fmt.Sprintf("The body is larger than %d KB.", maxBody>>10)}
 			}
 			return f(r.Context(), r, raw, c)
 		})
@@ -134,7 +134,7 @@ func (s *Server) mountBridge(mux *http.ServeMux, api func(string, http.HandlerFu
 	route("PATCH /api/bridge/write/tasks/{id}", func(r *http.Request, c workspace.Caller) (any, error) {
 		raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
 		if err != nil {
-			return nil, &requestError{http.StatusRequestEntityTooLarge, "The body is too large."}
+			return nil, &requestError{http.StatusBadRequest, fmt.Sprintf("The body is larger than %d KB.", maxBody>>10)}
 		}
 		in, err := bridgeDecode[workspace.UpdateTaskInput](raw)
 		if err != nil {
@@ -145,7 +145,7 @@ func (s *Server) mountBridge(mux *http.ServeMux, api func(string, http.HandlerFu
 	route("POST /api/bridge/write/files", func(r *http.Request, c workspace.Caller) (any, error) {
 		raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxUploadBody))
 		if err != nil {
-			return nil, &requestError{http.StatusRequestEntityTooLarge, "The upload is larger than 20 MB."}
+			return nil, &requestError{http.StatusBadRequest, "The upload is larger than 20 MB."}
 		}
 		in, err := bridgeDecode[workspace.UploadInput](raw)
 		if err != nil {

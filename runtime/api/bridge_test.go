@@ -109,6 +109,25 @@ func TestBridgeWriteGate(t *testing.T) {
 	if status, _ = f.call(t, "POST", "/api/bridge/search", `{"query":"editor"}`, "Authorization", "Bearer "+writer, "X-Ensemble-Space", "Elsewhere"); status != 404 {
 		t.Errorf("other space: %d", status)
 	}
+	// Bad bodies get 400 and one sentence, and write nothing, as on the rest of the API.
+	before := f.count(t, "tasks")
+	big := `{"title":"` + strings.Repeat("x", maxBody) + `"}`
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/api/bridge/write/tasks", big},
+		{"PATCH", "/api/bridge/write/tasks/" + id, big},
+		{"POST", "/api/bridge/search", big},
+		{"POST", "/api/bridge/write/tasks", `{"title":`},
+		{"POST", "/api/bridge/write/tasks", `{"title":"x","colour":"red"}`},
+		{"POST", "/api/bridge/write/tasks", `{"title":7}`},
+	} {
+		status, out := f.call(t, c.method, c.path, c.body, "Authorization", "Bearer "+writer)
+		if msg, _ := out["error"].(string); status != 400 || msg == "" {
+			t.Errorf("%s %s (%d bytes): %d %v", c.method, c.path, len(c.body), status, msg)
+		}
+	}
+	if n := f.count(t, "tasks"); n != before {
+		t.Errorf("bad bodies wrote tasks: %d, was %d", n, before)
+	}
 	if status, _ = f.call(t, "GET", "/api/bridge/nope", "", "Authorization", "Bearer "+writer); status != 404 {
 		t.Errorf("unknown route: %d", status)
 	}

@@ -2,10 +2,12 @@ package bridge
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/ensemblework/ensemble/docs"
 )
@@ -27,17 +29,25 @@ type DocHit struct {
 	Score   float64 `json:"score"`
 }
 
-// loadDocs splits the embedded pages into sections by heading.
+// loadDocs splits the embedded pages into sections by heading. A page that cannot be read, is not
+// UTF-8 text, or does not open with its "# " title is not valid: the whole set is refused, so
+// ensemble_docs says the documentation cannot be used rather than answering from part of it.
 func loadDocs(fsys fs.FS) ([]docSection, error) {
 	names, err := fs.Glob(fsys, "*.md")
 	if err != nil || len(names) == 0 {
-		return nil, errors.New("no documentation pages")
+		return nil, errors.New("docs: no documentation pages")
 	}
 	var out []docSection
 	for _, n := range names {
 		b, err := fs.ReadFile(fsys, n)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("docs: read %s: %w", n, err)
+		}
+		if !utf8.Valid(b) {
+			return nil, fmt.Errorf("docs: %s is not UTF-8 text", n)
+		}
+		if first, _, _ := strings.Cut(strings.TrimLeft(string(b), "\n"), "\n"); !strings.HasPrefix(first, "# ") || strings.TrimSpace(first[2:]) == "" {
+			return nil, fmt.Errorf("docs: %s does not open with its title (# …)", n)
 		}
 		title := strings.TrimSuffix(n, ".md")
 		cur := docSection{Page: n, Title: title, Heading: title, URL: DocsHome + "/" + n}

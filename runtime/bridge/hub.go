@@ -17,7 +17,7 @@ import (
 )
 
 // NotRunning is every tool's answer while the runtime is not running on this computer.
-const NotRunning = "Ensemble is not running on this computer. Start it with `ensemble serve` (or open the Ensemble app), then try again."
+const NotRunning = "Ensemble is not running on this computer: start it with `ensemble serve` or open the Ensemble app, then try again."
 
 // ConfigError is a bridge set up wrong (no key, or not a key): every tool says so, never an empty
 // answer.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -70,7 +71,9 @@ func (b *Bridge) resource(ctx context.Context, uri, method, route string, body a
 		if ae, ok := err.(*APIError); ok && ae.Status == http.StatusNotFound {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		return nil, err
+		// A JSON-RPC error with its code, and the sentence (not running, a key set up wrong) as
+		// its message: a bare error would reach the client with code 0.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
 	raw, _ := json.Marshal(out)
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(raw)}}}, nil

@@ -61,6 +61,8 @@ func New(ctx context.Context, cfg Config) *Bridge {
 	b := &Bridge{cfg: cfg, hub: newHub(cfg.DataDir, cfg.Key)}
 	if d, err := loadDocs(docsFS); err == nil {
 		b.docs = d
+	} else {
+		cfg.Log.Warn("context bridge: Ensemble's documentation cannot be loaded; ensemble_docs will say so", "err", err)
 	}
 	if raw, err := b.hub.do(ctx, http.MethodGet, "/api/bridge/whoami", "", nil); err == nil {
 		var g grants
@@ -232,6 +234,9 @@ type filesIn struct {
 type docsIn struct {
 	Query string `json:"query" jsonschema:"1 to 200 characters of search words"`
 	Limit int    `json:"limit,omitempty" jsonschema:"1 to 20, default 8"`
+	// Space is taken as every tool but ensemble_spaces takes it; the documentation is the same in
+	// every space.
+	Space string `json:"space,omitempty" jsonschema:"a space's id or exact name; the documentation is the same in every space"`
 }
 
 type actionsIn struct {
@@ -260,7 +265,7 @@ func (b *Bridge) addReadTools(s *mcp.Server) {
 			return b.call(ctx, http.MethodPost, "search", in.Space, in)
 		})
 	addTool(s, "ensemble_read", "Read an item",
-		"One item in full, its text paginated with offset and limit (15,000 characters a part): task, project, repo, person, page, document (a file's details; its text and the file come from ensemble_get_file).",
+		"One item in full, its text paginated with offset and limit (15,000 characters a part): task, project, repo, person, page, skill (its current body), document (a file's details; its text and the file come from ensemble_get_file).",
 		readOnly, func(ctx context.Context, in readIn) (any, error) {
 			return b.call(ctx, http.MethodPost, "read", in.Space, in)
 		})
@@ -348,7 +353,7 @@ func (b *Bridge) searchDocs(ctx context.Context, in docsIn) (any, error) {
 		return nil, errors.New("limit must be 1 to 20.")
 	}
 	if len(b.docs) == 0 {
-		return nil, fmt.Errorf("Ensemble's documentation could not be loaded; read it at %s.", DocsHome)
+		return nil, fmt.Errorf("Ensemble's documentation could not be loaded or is not valid here, so nothing was searched; read it at %s.", DocsHome)
 	}
 	hits := searchDocs(b.docs, in.Query, limit)
 	if len(hits) == 0 {
@@ -358,11 +363,33 @@ func (b *Bridge) searchDocs(ctx context.Context, in docsIn) (any, error) {
 	return map[string]any{"found": true, "results": hits, "home": DocsHome}, nil
 }
 
+// noApps is what the app tools answer: this runtime connects no apps.
+const noApps = "Connected apps are a hosted Ensemble feature and are not available on this computer, so there is no app to call."
+
+// addAppTools adds the two tools a key with apps allowed is offered (spec 004 §5.2). Ensemble on
+// this computer connects no apps, so ensemble_apps lists none and ensemble_app_call refuses in one
+// sentence rather than the tools being missing without a word.
 func (b *Bridge) addAppTools(s *mcp.Server) {
 	addTool(s, "ensemble_apps", "Connected apps",
 		"The apps connected to Ensemble and what Ensemble can do in each.",
-		readOnly, func(ctx context.Context, in space) (any, error) {
-			return map[string]any{"allowed": true, "apps": []any{},
-				"message": "Connected apps are a hosted Ensemble feature and are not available on this computer."}, nil
+		readOnly, func(ctx context.Context, in appsIn) (any, error) {
+			return map[string]any{"allowed": true, "apps": []any{}, "broken": []any{}, "message": noApps}, nil
 		})
+	addTool(s, "ensemble_app_call", "Call a connected app",
+		"Calls one tool of an app connected to Ensemble with the person's own connection (see ensemble_apps).",
+		&mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}, func(ctx context.Context, in appCallIn) (any, error) {
+			return nil, errors.New(noApps)
+		})
+}
+
+type appsIn struct {
+	App   string   `json:"app,omitempty" jsonschema:"narrow to one app"`
+	Names []string `json:"names,omitempty" jsonschema:"tools to describe in full"`
+	Space string   `json:"space,omitempty"`
+}
+
+type appCallIn struct {
+	Tool  string         `json:"tool" jsonschema:"an app tool from ensemble_apps"`
+	Input map[string]any `json:"input,omitempty"`
+	Space string         `json:"space,omitempty"`
 }

@@ -327,16 +327,50 @@ func TestWrites(t *testing.T) {
 		t.Errorf("act = %v", out)
 	}
 	out = mustCall(t, cs, "ensemble_act", map[string]any{"name": "hub_update_task", "input": map[string]any{"id": id, "priority": "high"}})
-	if task, _ = r.rec.Tasks().Get(ctx, id); task.Priority != "high" {
+	if task, _ = r.rec.Tasks().Get(ctx, id); task.Priority != "high" || out["undoable"] != true || out["ledgerGroup"] == "" {
 		t.Errorf("hub_update_task: %v %s", out, task.Priority)
+	}
+	// The assistant's own tool runs, with its Prepare: a task named by its exact title becomes its
+	// id, and the change is recorded with the key's name.
+	mustCall(t, cs, "ensemble_act", map[string]any{"name": "hub_update_task", "input": map[string]any{"id": "Add retry jitter", "priority": "low"}})
+	if task, _ = r.rec.Tasks().Get(ctx, id); task.Priority != "low" {
+		t.Errorf("hub_update_task by title: priority %s", task.Priority)
+	}
+	if gs, _ := ledger.List(ctx, r.st.Reader(), 0, 1); gs[0].Actor.Kind != ledger.BridgeKey || gs[0].Actor.Name != "claude code" {
+		t.Errorf("hub_update_task ledger actor = %+v", gs[0].Actor)
+	}
+	mustFail(t, cs, "ensemble_act", map[string]any{"name": "hub_update_task", "input": map[string]any{"id": "No task is called this", "priority": "low"}}, "There is no task with that id or title")
+	retro := r.pageID(t, "Retro")
+	mustCall(t, cs, "ensemble_act", map[string]any{"name": "hub_edit_page", "input": map[string]any{"id": retro, "edits": []map[string]any{{"old": "Went well.", "new": "Went very well."}}}})
+	if p, _ := r.rec.Pages().Get(ctx, retro); !strings.Contains(p.Body, "Went very well.") {
+		t.Errorf("hub_edit_page: %q", p.Body)
+	}
+	out = mustCall(t, cs, "ensemble_act", map[string]any{"name": "hub_how_to", "input": map[string]any{"name": "triage"}})
+	if !strings.Contains(mustJSON(out), "guide") {
+		t.Errorf("hub_how_to = %v", out)
 	}
 	mustFail(t, cs, "ensemble_act", map[string]any{"name": "hub_delete_entity", "input": map[string]any{"kind": "document", "id": fid}}, "Files cannot be deleted from editors and agents")
 	mustFail(t, cs, "ensemble_act", map[string]any{"name": "hub_update_settings", "input": map[string]any{}}, "not offered to editors and agents")
 	mustFail(t, cs, "ensemble_act", map[string]any{"name": "hub_create_page", "input": map[string]any{"titel": "typo"}}, "inputSchema")
 	out = mustCall(t, cs, "ensemble_act", map[string]any{"name": "hub_list_tasks", "input": map[string]any{"status": "proposed"}})
-	if out["result"].(map[string]any)["total"].(float64) != 1 {
+	if data := out["result"].(map[string]any)["data"].(map[string]any); data["total"].(float64) != 1 {
 		t.Errorf("hub_list_tasks = %v", out)
 	}
+	// Every action ensemble_actions lists runs, and each one's schema is the one ensemble_act
+	// checks: the assistant's tools come with the assistant's schema.
+	out = mustCall(t, cs, "ensemble_actions", map[string]any{"names": []string{"hub_update_task", "hub_delete_entity"}})
+	if js := mustJSON(out); !strings.Contains(js, `"the task's id, ensemble:// link or exact title"`) || !strings.Contains(js, `"limit":"Refuses kind document`) {
+		t.Errorf("named actions = %s", js)
+	}
+}
+
+func (r *runtime) pageID(t *testing.T, title string) string {
+	t.Helper()
+	var id string
+	if err := r.st.Reader().QueryRow("SELECT id FROM pages WHERE title = ? AND deleted_at IS NULL", title).Scan(&id); err != nil {
+		t.Fatalf("page %q: %v", title, err)
+	}
+	return id
 }
 
 func TestReadOnlyKeyCannotWrite(t *testing.T) {

@@ -11,9 +11,11 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/ensemblework/ensemble/runtime/assistant"
 	"github.com/ensemblework/ensemble/runtime/records"
 )
 
@@ -25,7 +27,12 @@ type action struct {
 	write             bool
 	shape             any // its type is the input's JSON schema
 	run               func(ctx context.Context, s *Service, c Caller, raw json.RawMessage) (any, error)
-	schema            *jsonschema.Schema
+	schema            any // the input's JSON schema: from shape, or the assistant tool's own
+	// tool is the assistant's own tool of this name, when it has one: it runs instead of run, with
+	// its schema, its Prepare and its Undo group (assistant_actions.go).
+	tool *assistant.Tool
+	// limit says which inputs a guard refuses, for ensemble_actions.
+	limit string
 }
 
 // notOffered are the assistant's tools a key cannot run: they change how Ensemble behaves or start
@@ -94,10 +101,6 @@ type taskPatchShape struct {
 	taskShape
 }
 
-type createTasksShape struct {
-	Tasks []taskShape `json:"tasks" jsonschema:"1 to 50 tasks"`
-}
-
 type pageShape struct {
 	Title    string  `json:"title,omitempty"`
 	Body     string  `json:"body,omitempty" jsonschema:"Markdown; link people and records as [@Name](ensemble://person/<id>)"`
@@ -107,18 +110,6 @@ type pageShape struct {
 type pagePatchShape struct {
 	ID string `json:"id"`
 	pageShape
-}
-
-type projectShape struct {
-	Name    string `json:"name,omitempty"`
-	Summary string `json:"summary,omitempty"`
-	Status  string `json:"status,omitempty" jsonschema:"active, paused, done or archived"`
-	Notes   string `json:"notes,omitempty"`
-}
-
-type projectPatchShape struct {
-	ID string `json:"id"`
-	projectShape
 }
 
 type personShape struct {
@@ -266,45 +257,23 @@ func reader[In any](f func(s *Service, ctx context.Context, in In) (any, error))
 	}
 }
 
-var actionList = func() []*action {
+// actionList is built on first use: building it compiles every schema, which start-up need not pay.
+var actionList = sync.OnceValue(func() []*action {
 	tasks := func(r *records.Service) records.Collection[records.Task, records.TaskInput] { return r.Tasks() }
 	pages := func(r *records.Service) records.Collection[records.Page, records.PageInput] { return r.Pages() }
-	projects := func(r *records.Service) records.Collection[records.Project, records.ProjectInput] {
-		return r.Projects()
-	}
 	people := func(r *records.Service) records.Collection[records.Person, records.PersonInput] { return r.People() }
 	repos := func(r *records.Service) records.Collection[records.Repo, records.RepoInput] { return r.Repos() }
 	list := []*action{
-		readAction("hub_list_tasks", "tasks", "Lists open tasks, or those of one status, with their handles.", ListInput{},
-			reader(func(s *Service, ctx context.Context, in ListInput) (any, error) { return s.Tasks(ctx, in) })),
-		readAction("hub_get_task", "tasks", "Reads one task with its page and links.", readIn{},
-			reader(func(s *Service, ctx context.Context, in readIn) (any, error) {
-				return s.Read(ctx, ReadInput{Kind: "task", ID: in.ID, Offset: in.Offset, Limit: in.Limit})
-			})),
 		readAction("hub_read_task_page", "tasks", "Reads a task's Markdown page in parts.", readIn{},
 			reader(func(s *Service, ctx context.Context, in readIn) (any, error) {
 				return s.Read(ctx, ReadInput{Kind: "task", ID: in.ID, Offset: in.Offset, Limit: in.Limit})
 			})),
-		readAction("hub_list_pages", "pages", "Lists standalone pages.", listIn{},
-			reader(func(s *Service, ctx context.Context, in listIn) (any, error) { return s.pagesList(ctx, in) })),
-		readAction("hub_read_page", "pages", "Reads one page in parts.", readIn{},
-			reader(func(s *Service, ctx context.Context, in readIn) (any, error) {
-				return s.Read(ctx, ReadInput{Kind: "page", ID: in.ID, Offset: in.Offset, Limit: in.Limit})
-			})),
-		readAction("hub_list_projects", "projects", "Lists projects.", ListInput{},
-			reader(func(s *Service, ctx context.Context, in ListInput) (any, error) { return s.Projects(ctx, in) })),
 		readAction("hub_list_deliverables", "projects", "Lists deliverables (none are kept on this computer yet).", listIn{},
 			reader(func(s *Service, ctx context.Context, in listIn) (any, error) { return s.Deliverables(ctx) })),
-		readAction("hub_list_people", "people", "Lists people with their roles.", ListInput{},
-			reader(func(s *Service, ctx context.Context, in ListInput) (any, error) { return s.People(ctx, in) })),
-		readAction("hub_list_repos", "people", "Lists repositories.", ListInput{},
-			reader(func(s *Service, ctx context.Context, in ListInput) (any, error) { return s.Repos(ctx, in) })),
 		readAction("hub_list_files", "files", "Lists files, newest first.", FilesInput{},
 			reader(func(s *Service, ctx context.Context, in FilesInput) (any, error) { return s.Files(ctx, in) })),
 		readAction("hub_item_context", "context", "One record and what it links to.", ContextInput{},
 			reader(func(s *Service, ctx context.Context, in ContextInput) (any, error) { return s.Context(ctx, in) })),
-		readAction("hub_search_work", "context", "Ranked word search across records.", SearchInput{},
-			reader(func(s *Service, ctx context.Context, in SearchInput) (any, error) { return s.Search(ctx, in) })),
 		readAction("hub_read_surface", "context", "Reads a screen of Ensemble as data: today.", surfaceIn{},
 			reader(func(s *Service, ctx context.Context, in surfaceIn) (any, error) {
 				if in.Surface != "today" {
@@ -314,31 +283,6 @@ var actionList = func() []*action {
 			})),
 		readAction("hub_list_approvals", "context", "Lists what waits on the person in Needs me, read only.", struct{}{},
 			reader(func(s *Service, ctx context.Context, in struct{}) (any, error) { return s.Decisions(ctx) })),
-		{name: "hub_create_tasks", group: "tasks", write: true, shape: createTasksShape{}, desc: "Creates up to 50 tasks in one change.",
-			run: func(ctx context.Context, s *Service, c Caller, raw json.RawMessage) (any, error) {
-				in, err := strict[struct {
-					Tasks []records.TaskInput `json:"tasks"`
-				}](raw)
-				if err != nil {
-					return nil, err
-				}
-				if len(in.Tasks) == 0 || len(in.Tasks) > 50 {
-					return nil, badRequest("Give 1 to 50 tasks.")
-				}
-				var made []records.Task
-				_, err = s.rec.Batch(ctx, c.Actor, fmt.Sprintf("%s created %d tasks", c.Actor.Name, len(in.Tasks)), func(b *records.Batch) error {
-					for _, ti := range in.Tasks {
-						t, err := s.rec.Tasks().CreateIn(b, ti)
-						if err != nil {
-							return err
-						}
-						made = append(made, t)
-					}
-					return nil
-				})
-				return map[string]any{"tasks": made}, err
-			}},
-		{name: "hub_delete_tasks", group: "tasks", write: true, shape: idsIn{}, desc: "Moves up to 100 tasks to Trash in one change.", run: trashMany("task")},
 		{name: "hub_delete_pages", group: "pages", write: true, shape: idsIn{}, desc: "Moves up to 100 pages to Trash in one change.", run: trashMany("page")},
 		{name: "hub_delete_entity", group: "context", write: true, shape: kindIDIn{}, desc: "Moves a project, repository, person, page or task to Trash; refuses files.",
 			run: func(ctx context.Context, s *Service, c Caller, raw json.RawMessage) (any, error) {
@@ -360,13 +304,13 @@ var actionList = func() []*action {
 				return s.rec.Restore(ctx, c.Actor, in.Kind, bare(in.ID, in.Kind))
 			}},
 	}
-	list = append(list, collectionActions("tasks", "task", "tasks", tasks, taskShape{}, taskPatchShape{})[1:]...) // hub_create_task is ensemble_create_task
-	list = append(list, collectionActions("pages", "page", "pages", pages, pageShape{}, pagePatchShape{})...)
-	list = append(list, collectionActions("projects", "project", "projects", projects, projectShape{}, projectPatchShape{})[:2]...)
-	list = append(list, collectionActions("people", "person", "people", people, personShape{}, personPatchShape{})...)
-	rp := collectionActions("people", "repo", "repos", repos, repoShape{}, repoPatchShape{})
-	rp[0].name, rp[0].desc = "hub_link_repo", "Tracks a repository: its remote URL, its checkout on this computer, or both."
-	rp[2].name, rp[2].desc = "hub_unlink_repo", "Stops tracking a repository (to Trash)."
+	// The assistant's own tools cover creating and changing tasks, pages and projects, creating
+	// people and linking repositories (assistantActions); the bridge adds what it has not.
+	list = append(list, collectionActions("tasks", "task", "tasks", tasks, taskShape{}, taskPatchShape{})[2]) // hub_delete_task
+	list = append(list, collectionActions("pages", "page", "pages", pages, pageShape{}, pagePatchShape{})[2]) // hub_delete_page
+	list = append(list, collectionActions("people", "person", "people", people, personShape{}, personPatchShape{})[1:]...)
+	rp := collectionActions("people", "repo", "repos", repos, repoShape{}, repoPatchShape{})[1:]
+	rp[1].name, rp[1].desc = "hub_unlink_repo", "Stops tracking a repository (to Trash)."
 	list = append(list, rp...)
 	for _, a := range list {
 		s, err := jsonschema.ForType(reflectType(a.shape), &jsonschema.ForOptions{})
@@ -375,9 +319,18 @@ var actionList = func() []*action {
 		}
 		a.schema = s
 	}
+	for _, a := range list {
+		if a.name == "hub_delete_entity" {
+			a.limit = "Refuses kind document (files are deleted in Ensemble) and routines."
+		}
+		if a.name == "hub_restore_entity" {
+			a.limit = "Refuses kind document (files are restored in Ensemble)."
+		}
+	}
+	list = append(list, assistantActions(assistant.HubTools())...)
 	sort.SliceStable(list, func(i, j int) bool { return list[i].group < list[j].group })
 	return list
-}()
+})
 
 func (s *Service) trashKind(ctx context.Context, c Caller, in kindIDIn) (any, error) {
 	id := bare(in.ID, in.Kind)
@@ -415,7 +368,7 @@ func (s *Service) pagesList(ctx context.Context, in listIn) (any, error) {
 }
 
 func findAction(name string) *action {
-	for _, a := range actionList {
+	for _, a := range actionList() {
 		if a.name == name {
 			return a
 		}
@@ -431,20 +384,21 @@ type ActionsInput struct {
 // Actions lists the actions this key may run, by group.
 func (s *Service) Actions(ctx context.Context, c Caller, in ActionsInput) (map[string]any, error) {
 	type entry struct {
-		Name        string             `json:"name"`
-		Write       bool               `json:"write"`
-		Allowed     bool               `json:"allowed"`
-		Refusal     string             `json:"refusal,omitempty"`
-		Description string             `json:"description"`
-		InputSchema *jsonschema.Schema `json:"inputSchema,omitempty"`
+		Name        string `json:"name"`
+		Write       bool   `json:"write"`
+		Allowed     bool   `json:"allowed"`
+		Refusal     string `json:"refusal,omitempty"`
+		Limit       string `json:"limit,omitempty"`
+		Description string `json:"description"`
+		InputSchema any    `json:"inputSchema,omitempty"`
 	}
 	groups := map[string][]entry{}
 	var order []string
-	for _, a := range actionList {
+	for _, a := range actionList() {
 		if len(in.Names) > 0 && !contains(in.Names, a.name) {
 			continue
 		}
-		e := entry{Name: a.name, Write: a.write, Allowed: !a.write || c.CanWrite, Description: a.desc}
+		e := entry{Name: a.name, Write: a.write, Allowed: !a.write || c.CanWrite, Limit: a.limit, Description: a.desc}
 		if !e.Allowed {
 			e.Refusal = ErrReadOnly
 		}
@@ -494,6 +448,9 @@ func (s *Service) Act(ctx context.Context, c Caller, name string, input json.Raw
 		if err := c.mayWrite(); err != nil {
 			return nil, err
 		}
+	}
+	if a.tool != nil {
+		return s.actWithTool(ctx, c, a, input)
 	}
 	res, err := a.run(ctx, s, c, input)
 	if err != nil {

@@ -313,7 +313,11 @@ func (s *Service) briefTask(ctx context.Context, t records.Task) (map[string]any
 	}
 	out["files"] = fc
 	out["deliverables"] = []Card{}
-	out["howIWork"] = []any{}
+	howIWork, err := s.howIWork(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out["howIWork"] = howIWork
 	related, before, err := s.relatedWork(ctx, t)
 	if err != nil {
 		return nil, err

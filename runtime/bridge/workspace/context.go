@@ -25,7 +25,7 @@ const MaxContextPacket = 8000
 // hostedKinds are kinds the hosted Ensemble keeps that this runtime does not.
 var hostedKinds = map[string]string{
 	"deliverable": "deliverables", "meeting": "meetings", "meeting_note": "meeting notes", "event": "calendar events",
-	"skill": "skills", "diagram": "diagrams", "plot": "plots", "artifact": "saved app items",
+	"diagram": "diagrams", "plot": "plots", "artifact": "saved app items",
 	"approval": "approvals", "decision": "Needs-me decisions",
 }
 
@@ -134,6 +134,9 @@ const MaxBody = 15000
 // Read returns one item in full; its long text (a page, notes) comes in parts of at most MaxBody
 // characters from offset.
 func (s *Service) Read(ctx context.Context, in ReadInput) (map[string]any, error) {
+	if name, ok := strings.CutPrefix(strings.TrimSpace(in.ID), "ensemble://skill/"); ok || in.Kind == "skill" {
+		return s.Skills(ctx, ListInput{ID: firstOf(name, in.ID)})
+	}
 	kind, id, err := kindOf(in.ID, in.Kind)
 	if err != nil {
 		return nil, err

@@ -38,12 +38,30 @@ func (s *Service) Search(ctx context.Context, in SearchInput) (map[string]any, e
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"query": in.Query, "hits": nonNil(hits), "count": len(hits),
+	out := map[string]any{"query": in.Query, "hits": labelHits(hits), "count": len(hits), "notice": NotInstructions,
 		"method": "Ranked word matching (SQLite FTS5, BM25) plus graph links; not semantic search."}
 	if len(hits) == 0 {
 		out["message"] = fmt.Sprintf("Nothing in Ensemble matches “%s”.", in.Query)
 	}
 	return out, nil
+}
+
+// hit is a search hit whose snippet, cut from a page, note or file the person did not necessarily
+// write, is labelled untrusted.
+type hit struct {
+	records.SearchHit
+	Snippet *Untrusted `json:"snippet,omitempty"`
+}
+
+func labelHits(hits []records.SearchHit) []hit {
+	out := make([]hit, len(hits))
+	for i, h := range hits {
+		out[i] = hit{SearchHit: h}
+		if h.Snippet != "" {
+			out[i].Snippet = &Untrusted{Trust: "untrusted", Source: h.Ref, Text: h.Snippet, More: "ensemble_read " + h.Ref + " reads it whole."}
+		}
+	}
+	return out
 }
 
 // ListInput pages a list and, for tasks, filters it.
@@ -167,14 +185,6 @@ func Missing(name, what string) map[string]any {
 	return map[string]any{name: []any{}, "total": 0, "message": what}
 }
 
-// Skills: none yet.
-func (s *Service) Skills(ctx context.Context, in ListInput) (map[string]any, error) {
-	if in.ID != "" {
-		return nil, refuse(http.StatusNotFound, "This Ensemble keeps no skills yet, so there is no skill %q.", in.ID)
-	}
-	return Missing("skills", "This Ensemble keeps no skills yet; there is nothing on how the person works to follow."), nil
-}
-
 // Deliverables: none yet.
 func (s *Service) Deliverables(ctx context.Context) (map[string]any, error) {
 	return Missing("deliverables", "This Ensemble keeps no deliverables yet."), nil
@@ -185,14 +195,18 @@ func (s *Service) Meetings(ctx context.Context) (map[string]any, error) {
 	return Missing("meetings", "This Ensemble has no calendar: calendar events come from connected apps, a hosted Ensemble feature."), nil
 }
 
-// decision is a pending Needs-me card, read only.
+// decision is a pending Needs-me card, read only. What an agent wrote (its question, the tool call
+// it asks permission for and its reason) is labelled untrusted: it is an editor's or an agent's
+// tool input, not the person's word.
 type decision struct {
-	ID        string `json:"id"`
-	Kind      string `json:"kind"`
-	Title     string `json:"title"`
-	Question  string `json:"question,omitempty"`
-	RunID     string `json:"runId,omitempty"`
-	CreatedAt string `json:"createdAt"`
+	ID        string     `json:"id"`
+	Kind      string     `json:"kind"`
+	Title     string     `json:"title"`
+	Question  *Untrusted `json:"question,omitempty"`
+	Call      *Untrusted `json:"call,omitempty"`
+	Reason    *Untrusted `json:"reason,omitempty"`
+	RunID     string     `json:"runId,omitempty"`
+	CreatedAt string     `json:"createdAt"`
 }
 
 // Decisions lists what waits on the person in Needs me, read only.
@@ -200,7 +214,7 @@ func (s *Service) Decisions(ctx context.Context) (map[string]any, error) {
 	if !s.tableExists(ctx, "decisions") {
 		return Missing("decisions", "Needs me is not part of this Ensemble build yet, so there are no pending decisions to read."), nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, title, question, run_id, created_at FROM decisions WHERE status = 'open' ORDER BY created_at LIMIT 100`)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, title, question, call, reason, run_id, created_at FROM decisions WHERE status = 'open' ORDER BY created_at LIMIT 100`)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: read Needs me: %w", err)
 	}
@@ -208,9 +222,12 @@ func (s *Service) Decisions(ctx context.Context) (map[string]any, error) {
 	out := []decision{}
 	for rows.Next() {
 		var d decision
-		if err := rows.Scan(&d.ID, &d.Kind, &d.Title, &d.Question, &d.RunID, &d.CreatedAt); err != nil {
+		var question, call, reason string
+		if err := rows.Scan(&d.ID, &d.Kind, &d.Title, &question, &call, &reason, &d.RunID, &d.CreatedAt); err != nil {
 			return nil, fmt.Errorf("workspace: read Needs me: %w", err)
 		}
+		src := "ensemble://decision/" + d.ID
+		d.Question, d.Call, d.Reason = untrusted(src, question, 2000, src), untrusted(src, call, 2000, src), untrusted(src, reason, 2000, src)
 		out = append(out, d)
 	}
 	return map[string]any{"decisions": out, "total": len(out), "readOnly": "Answer these in Ensemble; editors and agents cannot answer Needs me.", "notice": NotInstructions}, rows.Err()
@@ -271,7 +288,8 @@ func (s *Service) Gaps(ctx context.Context) map[string]any {
 	gaps := []string{
 		"Search is ranked word matching (SQLite FTS5) plus links between records; there is no embedding or semantic search.",
 		"Bridge reads return stored text as it is, with no new redaction pass.",
-		"Ensemble on this computer keeps tasks, projects, people, repositories, pages and files; it keeps no deliverables, meetings or meeting notes, calendar, skills, diagrams, plots, boards, routines or reminders yet, and mail and chats only when the person saved them as pages or files.",
+		"Ensemble on this computer keeps tasks, projects, people, repositories, pages, files and the person's skills; it keeps no deliverables, meetings or meeting notes, calendar, diagrams, plots, boards, routines or reminders yet, and mail and chats only when the person saved them as pages or files.",
+		"Skills: only each skill's current body is given; older bodies are not kept.",
 		"Files: one answer carries a file up to 20 MB; a larger one is saved with ensemble_get_file saveTo into the working folder. Ensemble's text of a file exists only for text and code files: no OCR, audio or video.",
 		"There is one space, the person's own; other people's spaces, shared spaces and OAuth are hosted Ensemble features.",
 		"A key with changes allowed may create, update and move to Trash tasks, pages, projects, people and repositories, add files, and append notes to tasks; it cannot delete a file, edit a file's original, change settings, assign work to agents or stop runs, and every change can be undone in Ensemble.",

@@ -1,0 +1,132 @@
+package workspace
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ensemblework/ensemble/runtime/assistant"
+)
+
+// Skills are the person's own instructions for how they work (the skills table the assistant
+// keeps). They are the one text the bridge labels trusted: the person wrote them. Only the current
+// body is kept, so older bodies are never given.
+
+// skillCard is a skill in a list: its name (its id), title and handle, without the body.
+type skillCard struct {
+	Name      string `json:"name"`
+	ID        string `json:"id"`
+	Ref       string `json:"ref"`
+	Title     string `json:"title"`
+	UpdatedAt string `json:"updatedAt"`
+}
+
+// skillRef is a skill's handle. Skills are named, so the name is the id.
+func skillRef(name string) string { return "ensemble://skill/" + name }
+
+func (s *Service) listSkills(ctx context.Context) ([]skillCard, error) {
+	if !s.tableExists(ctx, "skills") {
+		return []skillCard{}, nil
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT name, title, updated_at FROM skills ORDER BY name")
+	if err != nil {
+		return nil, fmt.Errorf("workspace: list skills: %w", err)
+	}
+	defer rows.Close()
+	out := []skillCard{}
+	for rows.Next() {
+		var c skillCard
+		if err := rows.Scan(&c.Name, &c.Title, &c.UpdatedAt); err != nil {
+			return nil, fmt.Errorf("workspace: list skills: %w", err)
+		}
+		c.ID, c.Ref = c.Name, skillRef(c.Name)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Skill reads one skill's current body; a name that is not saved is an
+// [*assistant.SkillNotFoundError]. It makes the Service the assistant's SkillReader, so
+// hub_read_skill runs from the bridge as it runs in the assistant.
+func (s *Service) Skill(ctx context.Context, name string) (assistant.Skill, error) {
+	name = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), "ensemble://skill/")))
+	sk := assistant.Skill{Name: name}
+	if !s.tableExists(ctx, "skills") {
+		return sk, &assistant.SkillNotFoundError{Name: name}
+	}
+	var at string
+	err := s.db.QueryRowContext(ctx, "SELECT title, body, updated_at FROM skills WHERE name = ?", name).Scan(&sk.Title, &sk.Body, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return sk, &assistant.SkillNotFoundError{Name: name}
+	}
+	if err != nil {
+		return sk, fmt.Errorf("workspace: read skill %s: %w", name, err)
+	}
+	sk.UpdatedAt, _ = time.Parse(time.RFC3339Nano, at)
+	return sk, nil
+}
+
+// Skills lists the person's skills, or reads one (by name or handle) with its current body.
+func (s *Service) Skills(ctx context.Context, in ListInput) (map[string]any, error) {
+	if in.ID != "" {
+		sk, err := s.Skill(ctx, in.ID)
+		var nf *assistant.SkillNotFoundError
+		if errors.As(err, &nf) {
+			return nil, refuse(http.StatusNotFound, "There is no skill %q; ensemble_skills lists them.", nf.Name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"kind": "skill", "ref": skillRef(sk.Name), "name": sk.Name, "title": sk.Title,
+			"updatedAt": sk.UpdatedAt, "trust": "trusted", "body": sk.Body,
+			"note": "A skill is the person's own instruction for how they work; only its current body is kept."}, nil
+	}
+	all, err := s.listSkills(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []skillCard
+	for _, c := range all {
+		if matches(in.Query, c.Name, c.Title) {
+			out = append(out, c)
+		}
+	}
+	ans := paged("skills", nonNil(out), in)
+	ans["trust"] = "trusted"
+	if len(all) == 0 {
+		ans["message"] = "The person has saved no skills yet, so there is nothing on how they work to follow."
+	}
+	return ans, nil
+}
+
+// maxBriefSkills and maxBriefSkillBody bound the skills a brief carries.
+const (
+	maxBriefSkills    = 10
+	maxBriefSkillBody = 1500
+)
+
+// howIWork is the person's current skills for a brief, trusted, each cut to maxBriefSkillBody
+// characters with the way to read it whole.
+func (s *Service) howIWork(ctx context.Context) ([]map[string]any, error) {
+	all, err := s.listSkills(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []map[string]any{}
+	for _, c := range all[:min(len(all), maxBriefSkills)] {
+		sk, err := s.Skill(ctx, c.Name)
+		if err != nil {
+			return nil, err
+		}
+		body, more := excerpt(sk.Body, 0, maxBriefSkillBody, c.Ref)
+		if more != "" {
+			more = "ensemble_skills id=" + c.Name + " reads it whole."
+		}
+		out = append(out, map[string]any{"ref": c.Ref, "name": c.Name, "title": c.Title, "trust": "trusted", "body": body, "more": more})
+	}
+	return out, nil
+}
