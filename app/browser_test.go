@@ -102,7 +102,7 @@ func screenshot(t *testing.T, ctx context.Context, name string, width int64) {
 }
 
 // TestBoardLiveAcrossPages opens the board in two tabs; a task added in one shows in the other
-// without a reload, and moving it in the second shows in the first.
+// without a reload, as do tasks made through the API, an edit, a delete and its Undo.
 func TestBoardLiveAcrossPages(t *testing.T) {
 	needUI(t)
 	rt := startTestRuntime(t)
@@ -119,6 +119,11 @@ func TestBoardLiveAcrossPages(t *testing.T) {
 	defer cancel3()
 	if err := chromedp.Do(ctx2, chromedp.Navigate(rt.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`))); err != nil {
 		t.Fatalf("second page: %v", err)
+	}
+	// A mark on the second page's window: a reload would wipe it, so its survival at the end shows
+	// that every change arrived live.
+	if _, err := chromedp.Run(ctx2, chromedp.Evaluate[bool](`window.notReloaded = true`)); err != nil {
+		t.Fatal(err)
 	}
 
 	if err := chromedp.Do(ctx,
@@ -147,6 +152,65 @@ func TestBoardLiveAcrossPages(t *testing.T) {
 			t.Fatalf("API-made tasks did not arrive: %v", err)
 		}
 	}
+
+	// Edit the first task's title in the first page: the second page's card follows.
+	id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-status="todo"] [data-task-id]').dataset.taskId`))
+	if err != nil || id == "" {
+		t.Fatalf("the card's id: %q, %v", id, err)
+	}
+	card := `[data-task-id="` + id + `"]`
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(location.hash = '#/task/`+id+`', true)`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the task's page", `!!document.querySelector('.task-actions')`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`([...document.querySelectorAll('.task-actions button')].find((b) => b.textContent.trim() === 'Edit').click(), true)`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the editor", `!!document.querySelector('dialog.editor[open] .editor-title')`)
+	if err := setInput(ctx, "dialog.editor .editor-title", "Water the tomatoes at dawn"); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`dialog.editor .editor-foot .btn.primary`))); err != nil {
+		t.Fatalf("save: %v", err)
+	}
+	waitFor(t, ctx2, "the edit in the second page", `document.querySelector('`+card+` .card-title')?.textContent.trim() === 'Water the tomatoes at dawn'`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(location.hash = '#/', true)`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the board again", `!!document.querySelector('`+card+`')`)
+
+	// Delete it from the second page: it leaves the first. Undo there brings it back to both.
+	if _, err := chromedp.Run(ctx2, chromedp.Evaluate[bool](`(location.hash = '#/task/`+id+`', true)`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx2, "the task's page", `!!document.querySelector('.task-actions')`)
+	if _, err := chromedp.Run(ctx2, chromedp.Evaluate[bool](`([...document.querySelectorAll('.task-actions button')].find((b) => b.textContent.trim() === 'Edit').click(), true)`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx2, "the editor", `!!document.querySelector('dialog.editor[open] .btn.danger')`)
+	if err := chromedp.Do(ctx2, chromedp.Click(chromedp.CSS(`dialog.editor .editor-foot .btn.danger`))); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	waitFor(t, ctx, "the deleted card gone from the first page", `!document.querySelector('`+card+`')`)
+	var trash struct {
+		Items []struct{ ID string } `json:"items"`
+	}
+	if err := c.do(ctx, "GET", "/api/trash", nil, &trash); err != nil || len(trash.Items) != 1 || trash.Items[0].ID != id {
+		t.Fatalf("Trash after the delete: %+v, %v", trash, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button[aria-label="Undo"]`))); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	if _, err := chromedp.Run(ctx2, chromedp.Evaluate[bool](`(location.hash = '#/', true)`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, cx := range []context.Context{ctx, ctx2} {
+		waitFor(t, cx, "the card back after Undo", `document.querySelector('[data-status="todo"] `+card+` .card-title')?.textContent.trim() === 'Water the tomatoes at dawn'`)
+	}
+	if ok, err := chromedp.Run(ctx2, chromedp.Evaluate[bool](`window.notReloaded === true`)); err != nil || !ok {
+		t.Errorf("the second page was reloaded (%v); the changes must arrive live", err)
+	}
+
 	screenshot(t, ctx, "board-1280.png", 1280)
 	screenshot(t, ctx2, "board-390.png", 390)
 }

@@ -109,3 +109,28 @@ func TestDefaultDataDir(t *testing.T) {
 		t.Errorf("--data: got %q", got)
 	}
 }
+
+// TestHelpExplainsEachCommand checks that each of the runtime's own commands explains itself beyond
+// its one-line summary.
+func TestHelpExplainsEachCommand(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve"}, "a free port when 4000 is taken"},
+		{[]string{"serve"}, "removes api.json"},
+		{[]string{"status"}, "Exits 1 when it is not running"},
+		{[]string{"tasks"}, "api.json in the data folder"},
+		{[]string{"tasks", "list"}, "grouped by status"},
+		{[]string{"tasks", "add"}, "in To do unless --status"},
+		{[]string{"tasks", "move"}, "a refused move says which ones are"},
+		{[]string{"backup"}, "safe while the runtime runs"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, out := ensemble(t, append(tc.args, "--help")...)
+			if code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), tc.want) {
+				t.Errorf("--help: %d, want %q in:\n%s", code, tc.want, out)
+			}
+		})
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/ensemblework/ensemble/engines"
@@ -106,7 +105,8 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	}
 	home, _ := os.UserHomeDir()
 	agents := detect.New(drivers, home)
-	url := "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	// The listener's own address, so --addr [::1]:0 or 127.0.0.2:… is where clients go too.
+	url := "http://" + ln.Addr().String()
 	ss := sessions.New(sessions.Options{Store: st, Writer: w, DataDir: cfg.DataDir, Log: cfg.Log})
 	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
 		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready, Models: agents.Models})

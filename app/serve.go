@@ -2,8 +2,10 @@ package app
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -35,6 +37,9 @@ or SIGTERM; it finishes what it is writing and removes api.json.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if want, got := portOf(addr), rt.ln.Addr().(*net.TCPAddr).Port; want != 0 && want != got {
+				fmt.Fprintf(out, "Port %d is taken, so Ensemble listens on port %d instead.\n", want, got)
+			}
 			fmt.Fprintf(out, "Ensemble %s is running at %s\n", Version, rt.URL)
 			fmt.Fprintf(out, "Open this link to sign in (it works once, within 5 minutes):\n  %s\n", rt.SigninURL())
 			fmt.Fprintf(out, "Data folder: %s\n", dir)
@@ -44,10 +49,21 @@ or SIGTERM; it finishes what it is writing and removes api.json.`,
 				rt.Close()
 				return fmt.Errorf("server stopped: %w", err)
 			}
+			stop() // a second Ctrl-C while it stops ends the process at once
 			fmt.Fprintln(out, "Stopping…")
 			return rt.Close()
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:4000", "loopback address to listen on; a taken port falls back to a free one")
 	return cmd
+}
+
+// portOf is the port of a host:port address; 0 when it has none or asks for any free one.
+func portOf(addr string) int {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(p)
+	return n
 }

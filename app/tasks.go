@@ -16,7 +16,8 @@ func newTasksCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tasks",
 		Short: "List, add and move tasks",
-		Long:  "List, add and move the tasks of the running runtime.",
+		Long: `List, add and move the tasks of the running runtime. The commands find it through
+api.json in the data folder (--data), which ` + "`ensemble serve`" + ` writes while it runs.`,
 	}
 	cmd.AddCommand(newTasksListCmd(g), newTasksAddCmd(g), newTasksMoveCmd(g))
 	return cmd
@@ -28,7 +29,12 @@ func newTasksListCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List tasks not in Trash, by status",
-		Args:  cobra.NoArgs,
+		Long: `List the tasks not in Trash, grouped by status in the board's order: id, status,
+priority, due date and title. --status and --label narrow the list; --json prints
+every field.`,
+		Example: `  ensemble tasks list
+  ensemble tasks list --status in_progress --label auth`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connect(cmd.Context(), g)
 			if err != nil {
@@ -100,8 +106,10 @@ func newTasksAddCmd(g *globals) *cobra.Command {
 	var status, priority, due, page string
 	var labels []string
 	cmd := &cobra.Command{
-		Use:     "add TITLE",
-		Short:   "Add a task",
+		Use:   "add TITLE",
+		Short: "Add a task",
+		Long: `Add a task to the board, in To do unless --status says otherwise. It is recorded as
+your change, so Undo in the web UI takes it back. Prints the new task's id.`,
 		Example: `  ensemble tasks add "Fix the login retry" --priority high --label auth --due 2026-12-31`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -150,11 +151,14 @@ func TestBadBodiesChangeNothing(t *testing.T) {
 		{"wrong list type", "POST", "/api/tasks", `{"title": "x", "labels": "a"}`, 400, `Field "labels" must be a list, not string.`},
 		{"array body", "POST", "/api/tasks", `[]`, 400, "The body must be a JSON object, not array."},
 		{"two values", "POST", "/api/tasks", `{"title": "x"} {"title": "y"}`, 400, "The body must hold one JSON value and nothing after it."},
-		{"oversized", "POST", "/api/tasks", huge, 413, "The body is larger than 1024 KB."},
+		{"oversized", "POST", "/api/tasks", huge, 400, "The body is larger than 1024 KB."},
+		{"null body", "POST", "/api/tasks", `null`, 400, "The body must be a JSON object, not null."},
 		{"invalid value", "POST", "/api/tasks", `{"title": "x", "priority": "asap"}`, 400, `Priority "asap" is not one of none, low, medium, high or urgent.`},
 		{"patch unknown field", "PATCH", "/api/tasks/" + id, `{"titel": "y"}`, 400, `Unknown field "titel".`},
 		{"patch malformed", "PATCH", "/api/tasks/" + id, `{`, 400, "The body is not valid JSON: it ends too soon."},
-		{"patch oversized", "PATCH", "/api/tasks/" + id, huge, 413, "The body is larger than 1024 KB."},
+		{"patch oversized", "PATCH", "/api/tasks/" + id, huge, 400, "The body is larger than 1024 KB."},
+		{"patch null body", "PATCH", "/api/tasks/" + id, `null`, 400, "The body must be a JSON object, not null."},
+		{"patch wrong type", "PATCH", "/api/tasks/" + id, `{"due": 20261231}`, 400, `Field "due" must be text, not number.`},
 		{"refused move", "PATCH", "/api/tasks/" + id, `{"status": "waiting_approval"}`, 409, "A task that is To do cannot move to Waiting approval; it can move to In progress, Blocked, Done or Dropped."},
 		{"missing task", "PATCH", "/api/tasks/tsk_nope", `{"title": "y"}`, 404, `There is no task with id "tsk_nope".`},
 	} {
@@ -183,6 +187,47 @@ func TestRefusedMoveListsAllowed(t *testing.T) {
 	code, body := f.call(t, "PATCH", "/api/tasks/"+task["id"].(string), `{"status": "blocked"}`)
 	if code != 409 || fmt.Sprint(body["allowed"]) != "[todo in_progress]" {
 		t.Fatalf("got %d %v, want 409 with allowed [todo in_progress]", code, body)
+	}
+}
+
+// TestEveryTaskTransition moves a task between every pair of statuses over HTTP, on a real SQLite
+// file: an allowed move is answered 200 and stored; a refused one is answered 409 with the moves
+// that are allowed, and changes nothing (no ledger group, no event, the task as it was).
+func TestEveryTaskTransition(t *testing.T) {
+	f := newFixture(t)
+	moves := records.Moves()
+	for _, from := range records.Statuses {
+		for _, to := range records.Statuses {
+			t.Run(string(from)+"→"+string(to), func(t *testing.T) {
+				code, task := f.call(t, "POST", "/api/tasks", `{"title": "move me", "status": "`+string(from)+`"}`)
+				if code != 201 || task["status"] != string(from) {
+					t.Fatalf("create in %s: %d %v", from, code, task)
+				}
+				id := task["id"].(string)
+				events, groups := f.count(t, "events"), f.count(t, "ledger_groups")
+				code, body := f.call(t, "PATCH", "/api/tasks/"+id, `{"status": "`+string(to)+`"}`)
+				_, stored := f.call(t, "GET", "/api/tasks/"+id, "")
+				if from == to || slices.Contains(moves[from], to) {
+					if code != 200 || body["status"] != string(to) || stored["status"] != string(to) {
+						t.Fatalf("allowed move: %d %v, stored %v; want 200 and %s", code, body, stored["status"], to)
+					}
+					return
+				}
+				if code != 409 || fmt.Sprint(body["allowed"]) != fmt.Sprint(moves[from]) || body["error"] == "" {
+					t.Fatalf("refused move: %d %v; want 409 allowing %v", code, body, moves[from])
+				}
+				if stored["status"] != string(from) || f.count(t, "events") != events || f.count(t, "ledger_groups") != groups {
+					t.Errorf("a refused move changed something: status %v, events %d→%d, groups %d→%d",
+						stored["status"], events, f.count(t, "events"), groups, f.count(t, "ledger_groups"))
+				}
+			})
+		}
+	}
+}
+
+func TestKeepaliveDefaultsToFifteenSeconds(t *testing.T) {
+	if got := New(Options{}, slog.New(slog.DiscardHandler), nil, nil, nil).opts.Keepalive; got != 15*time.Second {
+		t.Errorf("keepalive = %v, want 15s", got)
 	}
 }
 

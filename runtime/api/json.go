@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,7 +44,7 @@ type requestError struct {
 
 func (e *requestError) Error() string { return e.msg }
 
-// decode reads one JSON value from the body into v: at most maxBody bytes, no unknown fields, no
+// decode reads one JSON object from the body into v: at most maxBody bytes, no unknown fields, no
 // trailing data. Its error is a sentence for the person.
 func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
@@ -51,7 +52,18 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	}
 	d := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
+	var raw json.RawMessage
+	if err := d.Decode(&raw); err != nil {
+		return bodyError(err)
+	}
+	// encoding/json takes null for a struct as "no fields", which would make a PATCH that changes
+	// nothing, or a create that complains of a missing title, out of a body that is not an object.
+	if string(raw) == "null" {
+		return &requestError{http.StatusBadRequest, "The body must be a JSON object, not null."}
+	}
+	inner := json.NewDecoder(bytes.NewReader(raw))
+	inner.DisallowUnknownFields()
+	if err := inner.Decode(v); err != nil {
 		return bodyError(err)
 	}
 	if _, err := d.Token(); !errors.Is(err, io.EOF) {
@@ -74,7 +86,8 @@ func bodyError(err error) error {
 	)
 	switch {
 	case errors.As(err, &mbe):
-		return &requestError{http.StatusRequestEntityTooLarge, fmt.Sprintf("The body is larger than %d KB.", maxBody>>10)}
+		// 400 like every other body that cannot be taken, so a client needs one rule for them all.
+		return &requestError{bad, fmt.Sprintf("The body is larger than %d KB.", maxBody>>10)}
 	case errors.Is(err, io.EOF):
 		return &requestError{bad, "The body is empty; send a JSON object."}
 	case errors.Is(err, io.ErrUnexpectedEOF):

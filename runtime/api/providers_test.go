@@ -95,7 +95,7 @@ func TestProviderRoutes(t *testing.T) {
 		{"unknown field", "PUT", "/api/settings/providers/anthropic/key", `{"key":"x","value":"y"}`, 400, `Unknown field "value"`},
 		{"empty key", "PUT", "/api/settings/providers/anthropic/key", `{"key":"  "}`, 400, "The key is empty"},
 		{"oversized key", "PUT", "/api/settings/providers/anthropic/key", `{"key":"` + strings.Repeat("k", 5000) + `"}`, 400, "longer than 4 KB"},
-		{"oversized body", "PUT", "/api/settings/providers/anthropic/key", `{"key":"` + strings.Repeat("k", 2<<20) + `"}`, 413, "larger than"},
+		{"oversized body", "PUT", "/api/settings/providers/anthropic/key", `{"key":"` + strings.Repeat("k", 2<<20) + `"}`, 400, "larger than"},
 		{"invisible character", "PUT", "/api/settings/providers/anthropic/key", `{"key":"sk-a\u200bb"}`, 400, "invisible character"},
 		{"inner space", "PUT", "/api/settings/providers/anthropic/key", `{"key":"sk a"}`, 400, "space"},
 		{"ollama takes none", "PUT", "/api/settings/providers/ollama/key", `{"key":"x"}`, 400, "takes no key"},

@@ -26,8 +26,24 @@ type Store struct {
 	read  *sql.DB // many connections: reads
 }
 
-// ErrTooNew is returned by Open when the database was written by a newer Ensemble.
+// ErrTooNew is matched (errors.Is) by Open's error when the database was written by a newer
+// Ensemble; the error itself is a [*TooNewError].
 var ErrTooNew = errors.New("database is from a newer version of Ensemble")
+
+// TooNewError refuses a database whose schema is newer than this build knows. Opening it anyway
+// would let an older build write rows a newer schema does not expect.
+type TooNewError struct {
+	Path    string
+	Version int // the database's schema version
+	Known   int // the newest this build knows
+}
+
+func (e *TooNewError) Error() string {
+	return fmt.Sprintf("The database %s is from a newer version of Ensemble (schema version %d; this one knows up to %d); update Ensemble to open it.",
+		e.Path, e.Version, e.Known)
+}
+
+func (e *TooNewError) Is(target error) bool { return target == ErrTooNew }
 
 // Open opens (creating if needed) the database at path and applies pending migrations.
 func Open(ctx context.Context, path string) (*Store, error) {
@@ -45,6 +61,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	s := &Store{path: abs, write: w}
 	if err := migrate(ctx, w); err != nil {
 		w.Close()
+		var tn *TooNewError
+		if errors.As(err, &tn) {
+			tn.Path = abs
+		}
 		return nil, err
 	}
 	r, err := sql.Open("sqlite", dsn(abs, readPool))

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 )
@@ -72,7 +74,21 @@ func TestOpenRefusesNewerDatabase(t *testing.T) {
 	if !errors.Is(err, ErrTooNew) {
 		t.Fatalf("open newer database: err = %v, want ErrTooNew", err)
 	}
-	t.Log(err)
+	want := fmt.Sprintf("The database %s is from a newer version of Ensemble (schema version 999; this one knows up to %d); update Ensemble to open it.",
+		path, SchemaVersion())
+	if err.Error() != want {
+		t.Errorf("error = %q, want %q", err, want)
+	}
+	// Refused, it is left as it was: no migration ran over it.
+	r, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var v int
+	if err := r.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 999 {
+		t.Errorf("after the refusal the schema version is %d (%v), want 999", v, err)
+	}
 }
 
 func TestBackupWhileOpen(t *testing.T) {
