@@ -160,6 +160,11 @@ func readLoginShellPath() string {
 	cmd := exec.CommandContext(ctx, shell, "-l", "-c", `printf '\n`+mark+`%s\n' "$PATH"`)
 	cmd.Stdin = nil
 	cmd.Dir = "/"
+	// The shell stays in the runtime's process group, so stopping the runtime's group (Ctrl-C,
+	// systemd) stops what a slow profile started too; it dies with a runtime killed outright; and
+	// a profile's background programs holding its output do not hold this call past the timeout.
+	dieWithRuntime(cmd)
+	cmd.WaitDelay = time.Second
 	out, err := cmd.Output()
 	if err != nil && len(out) == 0 {
 		return ""

@@ -33,3 +33,10 @@ func SignalGroup(cmd *exec.Cmd, hard bool) error {
 	}
 	return err
 }
+
+// dieWithRuntime has the kernel end cmd if the runtime dies, without moving it out of the
+// runtime's process group.
+func dieWithRuntime(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	dieWithParent(cmd.SysProcAttr)
+}
