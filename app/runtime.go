@@ -107,9 +107,18 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	agents := detect.New(drivers, home)
 	// The listener's own address, so --addr [::1]:0 or 127.0.0.2:… is where clients go too.
 	url := "http://" + ln.Addr().String()
+	// Secrets load before runs start and the API serves, so their values are known to the Redactor,
+	// and hidden in what runs record, from the start (runs resumed at start-up included).
+	sec, err := secrets.New(ctx, secrets.Options{DataDir: cfg.DataDir, Store: st, Writer: w})
+	if err != nil {
+		ln.Close()
+		st.Close()
+		return nil, err
+	}
 	ss := sessions.New(sessions.Options{Store: st, Writer: w, DataDir: cfg.DataDir, Log: cfg.Log})
 	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
-		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready, Models: agents.Models})
+		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready, Models: agents.Models,
+		Hide: sec.Redactor().Hide})
 	if err := js.Start(ctx); err != nil {
 		ln.Close()
 		st.Close()
@@ -118,14 +127,6 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	token := api.NewLaunchToken()
 	files := rec.Files(filepath.Join(cfg.DataDir, "files"))
 	bridge := &api.Bridge{Keys: keys.New(st, w), Work: workspace.New(st, rec, files), Files: files}
-	// Secrets load before the API serves, so their values are known to the Redactor from the start.
-	sec, err := secrets.New(ctx, secrets.Options{DataDir: cfg.DataDir, Store: st, Writer: w})
-	if err != nil {
-		ln.Close()
-		js.Close()
-		st.Close()
-		return nil, err
-	}
 	var key relay.DeviceKey
 	var phoneHost string
 	if cfg.Relay == nil {

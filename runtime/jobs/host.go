@@ -120,6 +120,15 @@ func (r *run) ask(ctx context.Context, q Question) (Reply, error) {
 		return Reply{}, errNoNeeds
 	}
 	q.RunID, q.TaskID, q.Agent, q.Title = r.job.ID, r.job.TaskID, r.job.Agent, r.title
+	q.Text, q.Input = r.s.hide(q.Text), r.s.hide(q.Input)
+	q.Options = hideAll(q.Options, r.s.hide)
+	if q.Verdict != nil {
+		v := *q.Verdict
+		v.Reason = r.s.hide(v.Reason)
+		v.Touches.Programs, v.Touches.Reads = hideAll(v.Touches.Programs, r.s.hide), hideAll(v.Touches.Reads, r.s.hide)
+		v.Touches.Writes, v.Touches.Hosts = hideAll(v.Touches.Writes, r.s.hide), hideAll(v.Touches.Hosts, r.s.hide)
+		q.Verdict = &v
+	}
 	r.mu.Lock()
 	r.asking++
 	r.mu.Unlock()

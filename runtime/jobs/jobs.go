@@ -243,9 +243,12 @@ type Options struct {
 	// Sessions says which sessions were deleted and chooses one for a run that names none; nil,
 	// no session is chosen and every session can be continued.
 	Sessions Sessions
-	Log      *slog.Logger
-	Timing   Timing // zero fields take DefaultTiming's
-	Now      func() time.Time
+	// Hide hides the values of the secrets kept on this computer, which no shape finds, in
+	// everything a run records (trace, summary, report, questions); nil hides none.
+	Hide   func(string) string
+	Log    *slog.Logger
+	Timing Timing // zero fields take DefaultTiming's
+	Now    func() time.Time
 }
 
 // Service runs jobs.

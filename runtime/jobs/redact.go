@@ -27,6 +27,34 @@ var redactions = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\b[A-Za-z0-9_\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|client[_\-]?secret|auth)[A-Za-z0-9_\-]*["']?\s*[:=]\s*["']?(?P<v>[^\s"',;&]{4,})`),
 }
 
+// hide hides the known secrets' values in s (Options.Hide); shapes are Redact's.
+func (s *Service) hide(v string) string {
+	if s.opts.Hide == nil || v == "" {
+		return v
+	}
+	return s.opts.Hide(v)
+}
+
+// hidden is t with the known secrets' values hidden in each of its texts.
+func (t Trace) hidden(hide func(string) string) Trace {
+	for _, f := range []*string{&t.Reason, &t.Text, &t.Input, &t.Output, &t.Summary, &t.Tool, &t.Decision, &t.Rule, &t.Model} {
+		*f = hide(*f)
+	}
+	return t
+}
+
+// hideAll is ss with hide applied to each, in a new slice.
+func hideAll(ss []string, hide func(string) string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = hide(s)
+	}
+	return out
+}
+
 // Redacted replaces a secret's value.
 const Redacted = "[redacted]"
 

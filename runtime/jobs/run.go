@@ -55,7 +55,7 @@ type run struct {
 
 func (s *Service) newRun(id string) *run {
 	ctx, cancel := context.WithCancelCause(s.ctx)
-	return &run{s: s, job: Job{ID: id}, ctx: ctx, cancel: cancel, rec: newRecorder(s.w, id, s.log.Warn),
+	return &run{s: s, job: Job{ID: id}, ctx: ctx, cancel: cancel, rec: newRecorder(s.w, id, s.log.Warn, s.hide),
 		lastSign: time.Now(), open: map[string]*openCall{}, secretCalls: map[string]bool{},
 		done: make(chan struct{})}
 }
@@ -403,7 +403,7 @@ func (r *run) end(status Status, res engines.Result, why string) {
 	session := r.session
 	r.mu.Unlock()
 	r.rec.close()
-	summary := trim(res.Summary, previewSummary)
+	summary, why := r.s.hide(trim(res.Summary, previewSummary)), r.s.hide(why)
 	changes := changedFiles(context.Background(), r.job.WorkDir, r.job.BaseCommit)
 	err := r.s.w.Exec(context.Background(), func(t *ledger.Tx) error {
 		set := map[string]any{"status": string(status), "ended_at": stamp(t.Now()), "summary": summary,

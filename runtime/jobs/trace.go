@@ -65,9 +65,10 @@ type record struct {
 // recorder writes a run's events in order, off the engine's goroutine: Host.Event must not block
 // for long. Events that arrive while a write is going are written together in the next one.
 type recorder struct {
-	w   *ledger.Writer
-	id  string
-	log func(msg string, args ...any)
+	w    *ledger.Writer
+	id   string
+	log  func(msg string, args ...any)
+	hide func(string) string // the known secrets' values
 
 	mu      sync.Mutex // guards the following fields
 	pending []record
@@ -77,8 +78,8 @@ type recorder struct {
 	idle    *sync.Cond
 }
 
-func newRecorder(w *ledger.Writer, id string, log func(string, ...any)) *recorder {
-	r := &recorder{w: w, id: id, log: log, jobSet: map[string]any{}}
+func newRecorder(w *ledger.Writer, id string, log func(string, ...any), hide func(string) string) *recorder {
+	r := &recorder{w: w, id: id, log: log, hide: hide, jobSet: map[string]any{}}
 	r.idle = sync.NewCond(&r.mu)
 	return r
 }
@@ -86,6 +87,12 @@ func newRecorder(w *ledger.Writer, id string, log func(string, ...any)) *recorde
 // add queues an event and, optionally, columns of the job row to set with it.
 func (r *recorder) add(kind string, data Trace, set map[string]any) {
 	data.RunID = r.id
+	data = data.hidden(r.hide)
+	for k, v := range set {
+		if s, ok := v.(string); ok {
+			set[k] = r.hide(s)
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {

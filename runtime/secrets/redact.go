@@ -1,6 +1,10 @@
 package secrets
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -11,7 +15,8 @@ import (
 // unreadable and tell a reader the value anyway.
 const MinHidden = 4
 
-// Redactor replaces every value the store knows with "[secret NAME]". It is safe for concurrent
+// Redactor replaces every value the store knows, as written or in the encodings a program passes
+// it on in (JSON string, URL, base64), with "[secret NAME]". It is safe for concurrent
 // use; Hide takes no lock, so logs and traces can call it on every line.
 type Redactor struct {
 	r atomic.Pointer[strings.Replacer] // nil while there is nothing to hide
@@ -53,8 +58,11 @@ func (d *Redactor) rebuildLocked() {
 	type pair struct{ name, value string }
 	var ps []pair
 	for n, v := range d.values {
-		if len(v) >= MinHidden {
-			ps = append(ps, pair{n, v})
+		if len(v) < MinHidden {
+			continue
+		}
+		for _, f := range encodings(v) {
+			ps = append(ps, pair{n, f})
 		}
 	}
 	if len(ps) == 0 {
@@ -72,4 +80,15 @@ func (d *Redactor) rebuildLocked() {
 		args = append(args, p.value, "[secret "+p.name+"]")
 	}
 	d.r.Store(strings.NewReplacer(args...))
+}
+
+// encodings are v and the forms it takes when a program quotes it in JSON, puts it in a URL or
+// base64-encodes it, each once.
+func encodings(v string) []string {
+	q, _ := json.Marshal(v)
+	forms := []string{v, string(q[1 : len(q)-1]), url.QueryEscape(v), url.PathEscape(v),
+		base64.StdEncoding.EncodeToString([]byte(v)), base64.RawStdEncoding.EncodeToString([]byte(v)),
+		base64.URLEncoding.EncodeToString([]byte(v)), base64.RawURLEncoding.EncodeToString([]byte(v))}
+	sort.Strings(forms)
+	return slices.Compact(forms)
 }

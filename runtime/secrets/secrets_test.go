@@ -217,6 +217,19 @@ func TestRedactor(t *testing.T) {
 			t.Errorf("Hide(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+	// The forms a program passes a value on in are hidden too (spec 002 §8.7.5).
+	d.set("PW", `p@ss "w/rd"+1`)
+	for _, tc := range []struct{ in, want string }{
+		{`{"password":"p@ss \"w/rd\"+1"}`, `{"password":"[secret PW]"}`},
+		{"?pw=p%40ss+%22w%2Frd%22%2B1&x", "?pw=[secret PW]&x"},
+		{"https://h/p@ss%20%22w%2Frd%22+1", "https://h/[secret PW]"},
+		{"Basic cEBzcyAidy9yZCIrMQ==", "Basic [secret PW]"},
+		{"cEBzcyAidy9yZCIrMQ", "[secret PW]"},
+	} {
+		if got := d.Hide(tc.in); got != tc.want {
+			t.Errorf("Hide(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
 	var nilR *Redactor
 	if nilR.Hide("x") != "x" {
 		t.Error("nil Redactor changed its input")
