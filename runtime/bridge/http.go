@@ -38,8 +38,9 @@ func HTTPHandler(srv *mcp.Server, token string) http.Handler {
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" {
+			// The bridge serves plain HTTP only, so its own origin is http://<the Host it was sent to>.
 			u, err := url.Parse(o)
-			if err != nil || !strings.EqualFold(u.Host, r.Host) {
+			if err != nil || u.Scheme != "http" || !strings.EqualFold(u.Host, r.Host) {
 				http.Error(w, "Requests from another site are refused.", http.StatusForbidden)
 				return
 			}

@@ -42,6 +42,11 @@ func loadLocalKey(dir string) (*localKey, error) {
 	if err := keepPrivate(path); err != nil {
 		return nil, fmt.Errorf("secrets: local key %s: %w", path, err)
 	}
+	// The folder holds the key beside the database it opens: a folder made earlier, or by hand,
+	// with group or world access is closed to its owner again (MkdirAll leaves an existing one as it is).
+	if err := keepPrivateDir(dir); err != nil {
+		return nil, fmt.Errorf("secrets: data folder %s: %w", dir, err)
+	}
 	block, err := aes.NewCipher(raw)
 	if err != nil {
 		return nil, fmt.Errorf("secrets: local key: %w", err)
@@ -93,6 +98,21 @@ func keepPrivate(path string) error {
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		return os.Chmod(path, 0o600)
+	}
+	return nil
+}
+
+// keepPrivateDir sets a folder back to 0700 if it lets anyone but its owner in.
+func keepPrivateDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return os.Chmod(dir, 0o700)
 	}
 	return nil
 }
