@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ensemblework/ensemble/runtime/judge"
+	"github.com/ensemblework/ensemble/runtime/needs"
 )
 
 // ensemble runs the command line in-process and returns its exit code and output.
@@ -132,5 +135,70 @@ func TestHelpExplainsEachCommand(t *testing.T) {
 				t.Errorf("--help: %d, want %q in:\n%s", code, tc.want, out)
 			}
 		})
+	}
+}
+
+// TestBadCommandLineInput gives tasks, needs, run, judge and secrets input they cannot take: each
+// prints one sentence, exits non-zero, and changes nothing.
+func TestBadCommandLineInput(t *testing.T) {
+	rt := startTestRuntime(t)
+	data := "--data=" + rt.cfg.DataDir
+	_, out := ensemble(t, data, "tasks", "add", "Keep me")
+	id := regexp.MustCompile(`tsk_[0-9a-f]+`).FindString(out)
+	perm := askInBackground(t, rt, needs.NewPermission(needs.Source{RunID: "run_7", Title: "Fix the login retry"},
+		"npm install left-pad", judge.Touches{Programs: []string{"npm"}}, "It reaches the internet."))
+	count := func() (n int) {
+		rt.store.Reader().QueryRow("SELECT (SELECT count(*) FROM ledger_groups) + (SELECT count(*) FROM events)").Scan(&n)
+		return n
+	}
+	before := count()
+	for _, c := range []struct {
+		args []string
+		want string // a part of the sentence
+	}{
+		{[]string{"tasks", "move", id, "nonsense"}, `"nonsense"`},
+		{[]string{"tasks", "move", id}, "Run it as `ensemble tasks move ID STATUS`"},
+		{[]string{"tasks", "move", "tsk_nope", "done"}, `There is no task with id "tsk_nope".`},
+		{[]string{"tasks", "add"}, "Run it as `ensemble tasks add TITLE`"},
+		{[]string{"tasks", "add", ""}, "The title cannot be empty."},
+		{[]string{"tasks", "add", "x", "--priority", "asap"}, `Priority "asap"`},
+		{[]string{"tasks", "add", "x", "--nope"}, "Unknown flag: --nope; `ensemble tasks add --help` lists the flags."},
+		{[]string{"tasks", "list", "extra"}, "Run it as `ensemble tasks list`"},
+		{[]string{"tasks", "list", "--status", "nonsense"}, `Unknown status "nonsense".`},
+		{[]string{"tasks", "nonsense"}, "There is no command `ensemble tasks nonsense`"},
+		{[]string{"needs", "answer", perm.id, "99"}, "There is no option 99: choose 1 to 3."},
+		{[]string{"needs", "answer", perm.id, "0"}, "There is no option 0: choose 1 to 3."},
+		{[]string{"needs", "answer", perm.id}, "Give a CHOICE"},
+		{[]string{"needs", "answer", perm.id, "1", "--text", "x"}, "Give either a CHOICE or --text, not both."},
+		{[]string{"needs", "answer", "dec_nope", "1"}, `There is no decision "dec_nope"`},
+		{[]string{"needs", "answer"}, "say which decision"},
+		{[]string{"needs", "--limit", "many"}, `--limit does not take "many"`},
+		{[]string{"needs", "nonsense"}, "There is no command `ensemble needs nonsense`"},
+		{[]string{"run"}, "Say what to do in one argument"},
+		{[]string{"run", "  ", "--agent", "claude"}, "Say what to do in one argument"},
+		{[]string{"run", "Do it"}, "Name the agent with --agent"},
+		{[]string{"run", "Do it", "--agent", "nope"}, `There is no agent "nope"`},
+		{[]string{"judge"}, "name a command after --"},
+		{[]string{"judge", "--"}, "name a command after --"},
+		{[]string{"judge", "ls", "--", "-la"}, "Put the command after --"},
+		{[]string{"judge", "--mode", "reckless", "--", "ls"}, `--mode "reckless": use ask, review or unattended.`},
+		{[]string{"secrets", "set"}, "Run it as `ensemble secrets set NAME`"},
+		{[]string{"secrets", "set", "bad name"}, "is not an environment variable name"},
+		{[]string{"secrets", "remove", "NOPE"}, "There is no secret named NOPE"},
+		{[]string{"secrets", "set-key", "nope"}, `set-key takes anthropic or openai, not "nope"`},
+		{[]string{"secrets", "nonsense"}, "There is no command `ensemble secrets nonsense`"},
+	} {
+		code, out := ensemble(t, append([]string{data}, c.args...)...)
+		msg, ok := strings.CutPrefix(out, "ensemble: ")
+		msg, one := strings.CutSuffix(msg, "\n")
+		if code == 0 || !ok || !one || strings.Contains(msg, "\n") || !strings.HasSuffix(msg, ".") || !strings.Contains(msg, c.want) {
+			t.Errorf("%q: %d %q, want one sentence with %q and a non-zero exit", c.args, code, out, c.want)
+		}
+	}
+	if after := count(); after != before {
+		t.Errorf("bad input wrote %d ledger groups or events", after-before)
+	}
+	if status, _, _ := row(t, rt, perm.id); status != "open" {
+		t.Errorf("the decision is %s after bad answers", status)
 	}
 }

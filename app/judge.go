@@ -45,10 +45,10 @@ Examples:
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if at := cmd.ArgsLenAtDash(); at > 0 {
-				return fmt.Errorf("put the command after --, for example: ensemble judge -- %s", strings.Join(args, " "))
+				return fmt.Errorf("Put the command after --, for example: ensemble judge -- %s.", strings.Join(args, " "))
 			}
 			if len(args) == 0 {
-				return errors.New("name a command after --, for example: ensemble judge -- ls -la")
+				return errors.New("Nothing to judge; name a command after --, for example: ensemble judge -- ls -la.")
 			}
 			s, err := judgeSettings(cmd, folder, mode, outside, git, internet, trusted, sandbox, askCommit)
 			if err != nil {
@@ -87,6 +87,7 @@ Examples:
 	f.BoolVar(&askCommit, "ask-before-commit", false, "ask before each commit")
 	f.StringVar(&internet, "internet", "on", "internet: on or off (also true/false)")
 	f.BoolVar(&asJSON, "json", false, "print the verdict as JSON")
+	cmd.SetFlagErrorFunc(flagError)
 	return cmd
 }
 
@@ -96,26 +97,26 @@ func judgeSettings(cmd *cobra.Command, folder, mode, outside, git, internet stri
 	case judge.ModeAsk, judge.ModeReview, judge.ModeUnattended:
 		s.Mode = judge.Mode(mode)
 	default:
-		return s, fmt.Errorf("--mode %q: use ask, review or unattended", mode)
+		return s, fmt.Errorf("--mode %q: use ask, review or unattended.", mode)
 	}
 	switch judge.Outside(outside) {
 	case judge.OutsideNone, judge.OutsideRead, judge.OutsideReadWrite:
 		s.Outside = judge.Outside(outside)
 	default:
-		return s, fmt.Errorf("--outside %q: use none, read or readwrite", outside)
+		return s, fmt.Errorf("--outside %q: use none, read or readwrite.", outside)
 	}
 	switch judge.Git(git) {
 	case judge.GitLocal, judge.GitCommit, judge.GitAny:
 		s.Git = judge.Git(git)
 	default:
-		return s, fmt.Errorf("--git %q: use local, commit or any", git)
+		return s, fmt.Errorf("--git %q: use local, commit or any.", git)
 	}
 	switch strings.ToLower(internet) {
 	case "on", "true", "yes", "1":
 		s.Internet = true
 	case "off", "false", "no", "0":
 	default:
-		return s, fmt.Errorf("--internet %q: use on or off", internet)
+		return s, fmt.Errorf("--internet %q: use on or off.", internet)
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {

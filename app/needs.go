@@ -38,7 +38,12 @@ or press Enter for the recommended option.`,
   ensemble needs answer dec_0123456789abcdef refuse
   ensemble needs answer dec_0123456789abcdef --text "Use the staging database"
   ensemble needs --all --limit 20        # answered, withdrawn and expired too`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return groupRun(cmd, args)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connect(cmd.Context(), g)
 			if err != nil {
@@ -46,7 +51,7 @@ or press Enter for the recommended option.`,
 			}
 			if interactive {
 				if all || asJSON {
-					return errors.New("--interactive answers the open decisions; it does not go with --all or --json")
+					return errors.New("--interactive answers the open decisions; it does not go with --all or --json.")
 				}
 				return answerInteractively(cmd.Context(), c, cmd.InOrStdin(), cmd.OutOrStdout())
 			}
@@ -92,6 +97,7 @@ or press Enter for the recommended option.`,
 	cmd.Flags().IntVar(&limit, "limit", 0, "list at most this many (default 100)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the decisions as JSON")
 	cmd.AddCommand(newNeedsAnswerCmd(g))
+	cmd.SetFlagErrorFunc(flagError)
 	return cmd
 }
 
@@ -110,13 +116,13 @@ first, this says by whom and when, and changes nothing.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case len(args) == 0:
-				return errors.New("say which decision: ensemble needs answer ID CHOICE (the ids are in `ensemble needs`)")
+				return errors.New("Missing ID; say which decision: ensemble needs answer ID CHOICE (the ids are in `ensemble needs`).")
 			case len(args) > 2:
-				return errors.New("too many arguments: put a CHOICE with spaces in quotes")
+				return errors.New("Too many arguments: put a CHOICE with spaces in quotes.")
 			case len(args) == 1 && !cmd.Flags().Changed("text"):
-				return errors.New("give a CHOICE (an option's number or text) or --text")
+				return errors.New("Give a CHOICE (an option's number or text) or --text.")
 			case len(args) == 2 && cmd.Flags().Changed("text"):
-				return errors.New("give either a CHOICE or --text, not both")
+				return errors.New("Give either a CHOICE or --text, not both.")
 			}
 			return nil
 		},
@@ -153,9 +159,9 @@ func choiceBody(d needs.Decision, choice string) (map[string]any, error) {
 	if n, err := strconv.Atoi(choice); err == nil {
 		if n < 1 || n > len(d.Options) {
 			if len(d.Options) == 0 {
-				return nil, errors.New("this question has no options; answer with --text")
+				return nil, errors.New("This question has no options; answer with --text.")
 			}
-			return nil, fmt.Errorf("there is no option %d: choose 1 to %d", n, len(d.Options))
+			return nil, fmt.Errorf("There is no option %d: choose 1 to %d.", n, len(d.Options))
 		}
 		return map[string]any{"option": n - 1}, nil
 	}

@@ -71,9 +71,9 @@ Ctrl-C stops the run. With --detach the command returns once the run is assigned
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case f.task != "" && len(args) > 0:
-				return errors.New("give either what to do or --task, not both")
-			case f.task == "" && len(args) != 1:
-				return errors.New(`say what to do in one argument, for example: ensemble run "Fix the login retry" --agent claude`)
+				return errors.New("Give either what to do or --task, not both.")
+			case f.task == "" && (len(args) != 1 || strings.TrimSpace(args[0]) == ""):
+				return errors.New(`Say what to do in one argument, for example: ensemble run "Fix the login retry" --agent claude.`)
 			}
 			return nil
 		},
@@ -81,7 +81,7 @@ Ctrl-C stops the run. With --detach the command returns once the run is assigned
 			f.folderSet = cmd.Flags().Changed("folder")
 			f.given = cmd.Flags().Changed
 			if f.profile != "" && f.cont != "" {
-				return errors.New("--profile does not go with --continue: a continued run keeps its session's agent and folder")
+				return errors.New("--profile does not go with --continue: a continued run keeps its session's agent and folder.")
 			}
 			c, err := connect(cmd.Context(), g)
 			if err != nil {
@@ -142,6 +142,7 @@ Ctrl-C stops the run. With --detach the command returns once the run is assigned
 	fl.StringVar(&f.repo, "repo", "", "clone this repository (an https URL) as the run's folder")
 	fl.StringVar(&f.profile, "profile", "", "the run profile (its name or id) giving what the flags leave out (default: the starred one, else the first saved, when --agent is not given)")
 	fl.StringVar(&f.cont, "continue", "", "continue an earlier run's agent session (its id): same agent and folder, the conversation resumed")
+	cmd.SetFlagErrorFunc(flagError)
 	return cmd
 }
 
@@ -178,16 +179,16 @@ func (f runFlags) request(args []string, prof *profiles.Profile) (jobs.AssignReq
 		req.Title = args[0]
 	}
 	if f.agent == "" && f.cont == "" && prof == nil {
-		return req, errors.New("name the agent with --agent (claude, …), use a run profile with --profile, or continue an earlier run with --continue")
+		return req, errors.New("Name the agent with --agent (claude, …), use a run profile with --profile, or continue an earlier run with --continue.")
 	}
 	// set says whether a flag's value goes in the request: every flag without a profile (each
 	// has its default), only those given under one.
 	set := func(flag string) bool { return prof == nil || f.given != nil && f.given(flag) }
 	switch {
 	case f.workspace && f.worktree:
-		return req, errors.New("--workspace and --worktree do not go together: a worktree is of the folder's repository")
+		return req, errors.New("--workspace and --worktree do not go together: a worktree is of the folder's repository.")
 	case f.repo != "" && (f.workspace || f.worktree || f.folderSet):
-		return req, errors.New("--repo clones into a folder of the run's own; it does not go with --folder, --worktree or --workspace")
+		return req, errors.New("--repo clones into a folder of the run's own; it does not go with --folder, --worktree or --workspace.")
 	case f.repo != "":
 		req.RepoURL = f.repo
 	case f.workspace:

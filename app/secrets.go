@@ -41,7 +41,9 @@ and your shell's history could see it): typed without echo at a terminal, or pip
 
 A browser can seal a value for this computer alone with its seal key; compare the key's
 fingerprint on the page with 'ensemble secrets fingerprint'.`,
+		RunE: groupRun,
 	}
+	cmd.SetFlagErrorFunc(flagError)
 	cmd.AddCommand(newSecretsListCmd(g), newSecretsSetCmd(g), newSecretsRemoveCmd(g), newSecretsFingerprintCmd(g),
 		newSecretsSetKeyCmd(g))
 	return cmd
@@ -51,7 +53,7 @@ func newSecretsListCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List secrets by name, with where each may be sent (never the values)",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connect(cmd.Context(), g)
 			if err != nil {
@@ -95,7 +97,7 @@ input: at a terminal it is typed without echo; otherwise everything piped in, wi
 final line end (so a multi-line value such as a PEM key is kept whole).`,
 		Example: `  ensemble secrets set STRIPE_API_KEY --allow https://api.stripe.com
   pass show stripe | ensemble secrets set STRIPE_API_KEY --allow https://api.stripe.com`,
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			if p := secrets.NameProblem(secrets.Run, name); p != "" {
@@ -135,12 +137,12 @@ func newSecretsSetKeyCmd(g *globals) *cobra.Command {
 before ANTHROPIC_API_KEY or OPENAI_API_KEY. Remove it with
 'ensemble secrets remove provider:anthropic' (or provider:openai).`,
 		Example:   `  ensemble secrets set-key anthropic`,
-		Args:      cobra.ExactArgs(1),
+		Args:      usageArgs(1),
 		ValidArgs: []string{"anthropic", "openai"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
 			if id != "anthropic" && id != "openai" {
-				return fmt.Errorf("set-key takes anthropic or openai, not %q (Ollama needs no key)", id)
+				return fmt.Errorf("set-key takes anthropic or openai, not %q (Ollama needs no key).", id)
 			}
 			c, err := connect(cmd.Context(), g)
 			if err != nil {
@@ -163,7 +165,7 @@ func newSecretsRemoveCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "remove NAME",
 		Short: "Forget a secret (provider:anthropic or provider:openai for a provider key)",
-		Args:  cobra.ExactArgs(1),
+		Args:  usageArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connect(cmd.Context(), g)
 			if err != nil {
@@ -182,7 +184,7 @@ func newSecretsFingerprintCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "fingerprint",
 		Short: "Show this computer's seal key fingerprint, to compare with the one a page shows",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pk, err := sealPublic(cmd, g)
 			if err != nil {
@@ -207,7 +209,7 @@ func sealPublic(cmd *cobra.Command, g *globals) (secrets.SealPublic, error) {
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, secrets.SealKeyFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return pk, fmt.Errorf("This computer has no seal key yet; start Ensemble with `ensemble serve` to make one")
+		return pk, fmt.Errorf("This computer has no seal key yet; start Ensemble with `ensemble serve` to make one.")
 	}
 	if err != nil {
 		return pk, err
@@ -245,7 +247,7 @@ func readSecret(cmd *cobra.Command, prompt string) (string, error) {
 	}
 	v := strings.TrimRight(string(b), "\r\n")
 	if v == "" {
-		return "", errors.New("No value came in on standard input; type it at a terminal, or pipe it in")
+		return "", errors.New("No value came in on standard input; type it at a terminal, or pipe it in.")
 	}
 	return v, nil
 }

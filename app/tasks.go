@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 
@@ -18,9 +19,49 @@ func newTasksCmd(g *globals) *cobra.Command {
 		Short: "List, add and move tasks",
 		Long: `List, add and move the tasks of the running runtime. The commands find it through
 api.json in the data folder (--data), which ` + "`ensemble serve`" + ` writes while it runs.`,
+		RunE: groupRun,
 	}
+	cmd.SetFlagErrorFunc(flagError)
 	cmd.AddCommand(newTasksListCmd(g), newTasksAddCmd(g), newTasksMoveCmd(g))
 	return cmd
+}
+
+// usageArgs is cobra.ExactArgs(n) with a sentence for the person: how the command is run.
+func usageArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == n {
+			return nil
+		}
+		line := cmd.CommandPath()
+		if _, want, _ := strings.Cut(cmd.Use, " "); want != "" {
+			line += " " + want
+		}
+		return fmt.Errorf("Run it as `%s`; `%s --help` says more.", line, cmd.CommandPath())
+	}
+}
+
+// badFlagValue is pflag's error for a value a flag cannot take.
+var badFlagValue = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag`)
+
+// flagError is a flag cobra could not take, as a sentence: an unknown flag, or a value of the
+// wrong kind (without strconv's words).
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	if m := badFlagValue.FindStringSubmatch(msg); m != nil {
+		msg = fmt.Sprintf("%s does not take %q", m[2], m[1])
+	} else if msg != "" {
+		msg = strings.ToUpper(msg[:1]) + msg[1:]
+	}
+	return fmt.Errorf("%s; `%s --help` lists the flags.", msg, cmd.CommandPath())
+}
+
+// groupRun runs a command that holds commands: its help without arguments, a sentence for a
+// command it does not hold.
+func groupRun(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return cmd.Help()
+	}
+	return fmt.Errorf("There is no command `%s %s`; `%s --help` lists them.", cmd.CommandPath(), args[0], cmd.CommandPath())
 }
 
 func newTasksListCmd(g *globals) *cobra.Command {
@@ -34,7 +75,7 @@ priority, due date and title. --status and --label narrow the list; --json print
 every field.`,
 		Example: `  ensemble tasks list
   ensemble tasks list --status in_progress --label auth`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connect(cmd.Context(), g)
 			if err != nil {
@@ -111,7 +152,7 @@ func newTasksAddCmd(g *globals) *cobra.Command {
 		Long: `Add a task to the board, in To do unless --status says otherwise. It is recorded as
 your change, so Undo in the web UI takes it back. Prints the new task's id.`,
 		Example: `  ensemble tasks add "Fix the login retry" --priority high --label auth --due 2026-12-31`,
-		Args:    cobra.ExactArgs(1),
+		Args:    usageArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connect(cmd.Context(), g)
 			if err != nil {
@@ -156,7 +197,7 @@ func newTasksMoveCmd(g *globals) *cobra.Command {
 		Long: `Move a task to another status. The task state machine decides which moves are
 allowed; a refused move says which ones are. Statuses: ` + statusNames() + ".",
 		Example: "  ensemble tasks move tsk_0123456789abcdef in_progress",
-		Args:    cobra.ExactArgs(2),
+		Args:    usageArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connect(cmd.Context(), g)
 			if err != nil {

@@ -114,13 +114,14 @@ func (s *Server) mountBridge(mux *http.ServeMux, api func(string, http.HandlerFu
 		return b.Work.Actions(ctx, c, in)
 	})
 	read("act/{name}", func(ctx context.Context, r *http.Request, raw []byte, c workspace.Caller) (any, error) {
-		var in struct {
+		in, err := bridgeDecode[struct {
 			Input json.RawMessage `json:"input"`
+		}](raw)
+		if err != nil {
+			return nil, err
 		}
-		if len(bytes.TrimSpace(raw)) > 0 {
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return nil, &requestError{http.StatusBadRequest, "Send the action's input as {\"input\": {…}}."}
-			}
+		if k := jsonKind(in.Input); len(in.Input) > 0 && k != "object" && k != "null" {
+			return nil, &requestError{http.StatusBadRequest, fmt.Sprintf("Field \"input\" must be an object, not %s; send the action's input as {\"input\": {…}}.", k)}
 		}
 		return b.Work.Act(ctx, c, r.PathValue("name"), in.Input)
 	})
@@ -191,18 +192,15 @@ func jsonIn[In any, Out any](f func(context.Context, In) (Out, error)) func(ctx 
 	}
 }
 
-// bridgeDecode reads a bridge request's JSON arguments; an empty body is no arguments.
+// bridgeDecode reads a bridge request's JSON arguments by decode's rules (one object, no unknown
+// fields, nothing after it); an empty body is no arguments.
 func bridgeDecode[T any](raw []byte) (T, error) {
 	var v T
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return v, nil
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&v); err != nil {
-		return v, bodyError(err)
-	}
-	return v, nil
+	err := decodeFrom(bytes.NewReader(raw), &v)
+	return v, err
 }
 
 // keyed lets a request through with an ens_ key only: not the launch token, not a browser cookie.

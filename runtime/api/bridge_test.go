@@ -15,7 +15,12 @@ import (
 // withBridge mounts the bridge's routes on a fixture's server.
 func withBridge(t *testing.T) *fixture {
 	t.Helper()
-	f := newFixture(t)
+	return addBridge(t, newFixture(t))
+}
+
+// addBridge mounts the bridge's routes on f's server.
+func addBridge(t *testing.T, f *fixture) *fixture {
+	t.Helper()
 	w := ledger.New(f.store, f.bus)
 	rec := f.api.records
 	files := rec.Files(filepath.Join(t.TempDir(), "files"))

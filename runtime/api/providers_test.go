@@ -20,6 +20,12 @@ var _ models.Keys = (*secrets.Store)(nil)
 func withSecrets(t *testing.T, ollamaURL string) (*fixture, *secrets.Store) {
 	t.Helper()
 	f := newFixture(t)
+	return f, addSecrets(t, f, ollamaURL)
+}
+
+// addSecrets mounts the secrets routes on f's server, with an Ollama at ollamaURL.
+func addSecrets(t *testing.T, f *fixture, ollamaURL string) *secrets.Store {
+	t.Helper()
 	sec, err := secrets.New(context.Background(), secrets.Options{DataDir: filepath.Dir(f.store.Path()), Store: f.store, Writer: ledger.New(f.store, f.bus)})
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +33,7 @@ func withSecrets(t *testing.T, ollamaURL string) (*fixture, *secrets.Store) {
 	f.api.opts.Secrets = sec
 	f.api.opts.OllamaURL = ollamaURL
 	f.srv.Config.Handler = f.api.Handler()
-	return f, sec
+	return sec
 }
 
 func providerByID(t *testing.T, out map[string]any, id string) map[string]any {

@@ -1,0 +1,378 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ensemblework/ensemble/runtime/assistant"
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/store"
+	"github.com/ensemblework/ensemble/runtime/terminal"
+)
+
+// jsonRoute is a route that reads a JSON body, as TestBadBodiesEveryRoute sends it bad ones.
+type jsonRoute struct {
+	pattern string // as registered: "POST /api/tasks"
+	// path is a real path for the pattern: {id} is a record the fixture made, so a PATCH that got
+	// through would change something the snapshot sees.
+	path string
+	// wrongType is a body whose real field has a value of the wrong JSON type.
+	wrongType string
+	// via is who sends it: "" the person (launch token), "key" an ens_ key with write access,
+	// "phone" a phone through the relay (the only way /api/pair reads its body).
+	via string
+	// limit is the route's body cap: maxBody, or maxUploadBody for an upload.
+	limit int
+}
+
+// bodylessRoutes are the POST, PUT and PATCH routes that read no body: an action on the path's
+// record, or a link made fresh. A body sent to them is not read.
+var bodylessRoutes = []string{
+	"POST /api/signin-links",
+	"POST /api/trash/{kind}/{id}/restore",
+	"POST /api/undo",
+	"POST /api/redo",
+	"POST /api/agent/jobs/{id}/stop",
+	"POST /api/agent/jobs/{id}/pause",
+	"POST /api/agent/jobs/{id}/resume",
+	"POST /api/agent/profiles/{id}/star",
+	"POST /api/assistant/conversations/{id}/stop",
+	"POST /api/assistant/proposals/{id}/apply",
+	"POST /api/assistant/proposals/{id}/discard",
+	"POST /api/assistant/conversations/{id}/apply-all",
+	"POST /api/pair/links",
+}
+
+// TestBadBodiesEveryRoute sends every route that reads a JSON body malformed JSON, an unknown field,
+// a wrong type, null, a list, a string and a body over its cap. Each is answered 400 with one
+// sentence, and the database is as it was: ledger groups, events and the route's own table.
+//
+// The routes are read from the package's source (the mux does not list its patterns), so a new
+// POST, PUT or PATCH route fails this test until it is in jsonRoutes or bodylessRoutes. Not here:
+// /mcp/run and /mcp/assistant, the MCP servers of runs and assistant turns (JSON-RPC, on each
+// one's own secret), whose packages check their messages.
+func TestBadBodiesEveryRoute(t *testing.T) {
+	f, _ := newJobsFixture(t) // runs and run profiles
+	w := ledger.New(f.store, f.bus)
+	f.api.opts.Needs = needs.New(f.store, w)
+	f.api.opts.Assistant = assistant.New(assistant.Config{Records: f.api.records, Store: f.store, Writer: w,
+		Providers: func(p, base string) (models.Provider, error) {
+			return nil, fmt.Errorf("No model is reached in this test.")
+		}})
+	terms := terminal.New(terminal.Options{Max: 1, Home: t.TempDir()}) // none is started
+	t.Cleanup(terms.Close)
+	f.api.opts.Terminals = terms
+	addSecrets(t, f, "")
+	addBridge(t, f) // sets the handler with everything above mounted
+	phone := newRelayFixture(t, testRelayHost)
+
+	ids := map[string]string{}
+	for _, c := range []struct{ kind, path, body string }{
+		{"task", "/api/tasks", `{"title":"Keep me"}`},
+		{"project", "/api/projects", `{"name":"Keep me"}`},
+		{"person", "/api/people", `{"name":"Keep Me"}`},
+		{"repo", "/api/repos", `{"name":"keep","url":"https://example.com/keep.git"}`},
+		{"page", "/api/pages", `{"title":"Keep me"}`},
+		{"profile", "/api/agent/profiles", `{"name":"Keep me","agent":"standin","settings":{}}`},
+	} {
+		code, out := f.call(t, "POST", c.path, c.body)
+		id, _ := out["id"].(string)
+		if code != http.StatusCreated || id == "" {
+			t.Fatalf("POST %s: %d %v", c.path, code, out)
+		}
+		ids[c.kind] = id
+	}
+	code, out := f.call(t, "POST", "/api/keys", `{"name":"editor","canWrite":true}`)
+	key, _ := out["secret"].(string)
+	if code != http.StatusCreated || key == "" {
+		t.Fatalf("POST /api/keys: %d %v", code, out)
+	}
+
+	routes := []jsonRoute{
+		{pattern: "POST /api/tasks", wrongType: `{"title":7}`},
+		{pattern: "PATCH /api/tasks/{id}", path: "/api/tasks/" + ids["task"], wrongType: `{"labels":"a"}`},
+		{pattern: "POST /api/projects", wrongType: `{"name":7}`},
+		{pattern: "PATCH /api/projects/{id}", path: "/api/projects/" + ids["project"], wrongType: `{"name":true}`},
+		{pattern: "POST /api/people", wrongType: `{"name":7}`},
+		{pattern: "PATCH /api/people/{id}", path: "/api/people/" + ids["person"], wrongType: `{"email":7}`},
+		{pattern: "POST /api/repos", wrongType: `{"name":7}`},
+		{pattern: "PATCH /api/repos/{id}", path: "/api/repos/" + ids["repo"], wrongType: `{"url":[]}`},
+		{pattern: "POST /api/pages", wrongType: `{"title":7}`},
+		{pattern: "PATCH /api/pages/{id}", path: "/api/pages/" + ids["page"], wrongType: `{"parentId":7}`},
+		{pattern: "POST /api/needs/{id}/answer", path: "/api/needs/need_nope/answer", wrongType: `{"option":"1"}`},
+		{pattern: "POST /api/agent/assign", wrongType: `{"title":"x","agent":"standin","settings":"review"}`},
+		{pattern: "POST /api/agent/profiles", wrongType: `{"name":"x","agent":"standin","settings":[]}`},
+		{pattern: "PATCH /api/agent/profiles/{id}", path: "/api/agent/profiles/" + ids["profile"], wrongType: `{"settings":{"maxTurns":"5"}}`},
+		{pattern: "POST /api/terminals", wrongType: `{"cols":80.5}`},
+		{pattern: "POST /api/assistant/turn", wrongType: `{"text":["hi"]}`},
+		{pattern: "PUT /api/assistant/settings", wrongType: `{"allowedWriteAreas":"tasks"}`},
+		{pattern: "POST /api/assistant/apply", wrongType: `{"proposalIds":"p1"}`},
+		{pattern: "POST /api/assistant/undo", wrongType: `{"group":1}`},
+		{pattern: "POST /api/assistant/redo", wrongType: `{"group":1}`},
+		{pattern: "PUT /api/assistant/skills/{name}", path: "/api/assistant/skills/keep", wrongType: `{"title":"Keep","body":7}`},
+		{pattern: "POST /api/keys", wrongType: `{"name":"x","canWrite":"yes"}`},
+		{pattern: "POST /api/pair", wrongType: `{"secret":7}`, via: "phone"},
+		{pattern: "PUT /api/settings/providers/{id}/key", path: "/api/settings/providers/anthropic/key", wrongType: `{"key":7}`},
+		{pattern: "PUT /api/secrets/{name}", path: "/api/secrets/KEEP_ME", wrongType: `{"value":"v","allow":"https://example.com"}`},
+		{pattern: "PUT /api/secrets/{name}/sealed", path: "/api/secrets/KEEP_ME/sealed", wrongType: `{"sealed":"box","decisionId":"d"}`},
+		{pattern: "POST /api/bridge/brief", wrongType: `{"task":7}`, via: "key"},
+		{pattern: "POST /api/bridge/context", wrongType: `{"item":7}`, via: "key"},
+		{pattern: "POST /api/bridge/search", wrongType: `{"query":"x","kinds":"task"}`, via: "key"},
+		{pattern: "POST /api/bridge/read", wrongType: `{"id":7}`, via: "key"},
+		{pattern: "POST /api/bridge/tasks", wrongType: `{"limit":"5"}`, via: "key"},
+		{pattern: "POST /api/bridge/projects", wrongType: `{"limit":"5"}`, via: "key"},
+		{pattern: "POST /api/bridge/repos", wrongType: `{"limit":"5"}`, via: "key"},
+		{pattern: "POST /api/bridge/people", wrongType: `{"limit":"5"}`, via: "key"},
+		{pattern: "POST /api/bridge/skills", wrongType: `{"limit":"5"}`, via: "key"},
+		{pattern: "POST /api/bridge/files", wrongType: `{"limit":"5"}`, via: "key"},
+		{pattern: "POST /api/bridge/file", wrongType: `{"id":7}`, via: "key"},
+		{pattern: "POST /api/bridge/actions", wrongType: `{"names":"hub_create_tasks"}`, via: "key"},
+		{pattern: "POST /api/bridge/act/{name}", path: "/api/bridge/act/hub_create_project", wrongType: `{"input":"x"}`, via: "key"},
+		{pattern: "POST /api/bridge/write/tasks", wrongType: `{"title":"x","people":"Ann"}`, via: "key"},
+		{pattern: "PATCH /api/bridge/write/tasks/{id}", path: "/api/bridge/write/tasks/" + ids["task"], wrongType: `{"status":7}`, via: "key"},
+		{pattern: "POST /api/bridge/write/files", wrongType: `{"filename":"a.txt","dataBase64":7}`, via: "key", limit: maxUploadBody},
+	}
+
+	// Every registered POST, PUT and PATCH route is in one list or the other, and nothing else is.
+	registered := writeRoutes(t)
+	var listed []string
+	for _, r := range routes {
+		listed = append(listed, r.pattern)
+	}
+	listed = append(listed, bodylessRoutes...)
+	for _, p := range registered {
+		if !slices.Contains(listed, p) {
+			t.Errorf("route %q is in neither jsonRoutes nor bodylessRoutes of this test; add it", p)
+		}
+	}
+	for _, p := range listed {
+		if !slices.Contains(registered, p) {
+			t.Errorf("route %q is listed in this test but not registered", p)
+		}
+	}
+
+	for _, r := range routes {
+		method, path, _ := strings.Cut(r.pattern, " ")
+		if r.path != "" {
+			path = r.path
+		}
+		limit := r.limit
+		if limit == 0 {
+			limit = maxBody
+		}
+		st, send := f.store, func(body string) (int, map[string]any) { return f.call(t, method, path, body) }
+		switch r.via {
+		case "key":
+			send = func(body string) (int, map[string]any) {
+				return f.call(t, method, path, body, "Authorization", "Bearer "+key)
+			}
+		case "phone":
+			st = phone.store
+			send = func(body string) (int, map[string]any) {
+				resp := phone.phone(t, method, path, body, "", "Origin", origin)
+				var out map[string]any
+				json.NewDecoder(resp.Body).Decode(&out)
+				return resp.StatusCode, out
+			}
+		}
+		t.Run(r.pattern, func(t *testing.T) {
+			for _, c := range []struct{ name, body string }{
+				{"malformed", `{"x":`},
+				{"unknown field", `{"surelyNotAField":1}`},
+				{"wrong type", r.wrongType},
+				{"null", `null`},
+				{"list", `[]`},
+				{"string", `"s"`},
+				{"oversized", `{"x":"` + strings.Repeat("x", limit) + `"}`},
+			} {
+				before := snapshot(t, st)
+				code, out := send(c.body)
+				msg, _ := out["error"].(string)
+				t.Logf("%s: %d %s", c.name, code, msg)
+				if code != http.StatusBadRequest {
+					t.Errorf("%s: %d %q, want 400", c.name, code, msg)
+				}
+				if problem := sentenceProblem(msg); problem != "" {
+					t.Errorf("%s: error %q %s", c.name, msg, problem)
+				}
+				after := snapshot(t, st)
+				for table, sum := range after {
+					if before[table] != sum {
+						t.Errorf("%s: table %s changed", c.name, table)
+					}
+				}
+			}
+		})
+	}
+}
+
+// goTypeName is a Go type as encoding/json names it (jobs.SettingsInput, main.T).
+var goTypeName = regexp.MustCompile(`\b[a-z][a-z0-9]*\.[A-Z]\w*`)
+
+// goFieldName is a quoted field path holding a Go name, such as an embedded struct's ("AssignRequest.settings").
+var goFieldName = regexp.MustCompile(`"([\w.]*\.)?[A-Z]\w*\.[\w.]*"`)
+
+// sentenceProblem says why msg is not one sentence for a person, or "".
+func sentenceProblem(msg string) string {
+	switch {
+	case strings.TrimSpace(msg) == "":
+		return "is empty"
+	case strings.ContainsAny(msg, "\r\n"):
+		return "spans lines"
+	case !strings.HasSuffix(msg, "."):
+		return "does not end with a period"
+	case strings.Contains(msg, "json:") || strings.Contains(msg, "Go value") || strings.Contains(msg, "Go struct"):
+		return "passes on encoding/json's words"
+	case goTypeName.MatchString(msg):
+		return "names a Go type"
+	case goFieldName.MatchString(msg):
+		return "names a Go field"
+	}
+	for i := 0; i+2 < len(msg); i++ {
+		if msg[i] == '.' && msg[i+1] == ' ' && msg[i+2] >= 'A' && msg[i+2] <= 'Z' {
+			return "is more than one sentence"
+		}
+	}
+	return ""
+}
+
+// snapshot sums every table's rows, so two snapshots differ when any row was added, removed or changed.
+func snapshot(t *testing.T, st *store.Store) map[string]string {
+	t.Helper()
+	db := st.Reader()
+	rows, err := db.Query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var name string
+		rows.Scan(&name)
+		tables = append(tables, name)
+	}
+	rows.Close()
+	out := map[string]string{}
+	for _, table := range tables {
+		rows, err := db.Query("SELECT * FROM " + strconv.Quote(table))
+		if err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+		cols, _ := rows.Columns()
+		h := sha256.New()
+		n := 0
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatalf("%s: %v", table, err)
+			}
+			for i, c := range cols {
+				if c == "last_used_at" || c == "last_seen_at" {
+					vals[i] = nil // a key's or a device's use is recorded on each request; not a change
+				}
+			}
+			fmt.Fprintf(h, "%q\n", vals)
+			n++
+		}
+		rows.Close()
+		out[table] = fmt.Sprintf("%d rows %s", n, hex.EncodeToString(h.Sum(nil)))
+	}
+	return out
+}
+
+// writeRoutes reads the package's source for the POST, PUT and PATCH patterns it registers: string
+// literals like "POST /api/undo", and the two places that build patterns, mountCollection's
+// collections and the bridge's read routes.
+func writeRoutes(t *testing.T) []string {
+	t.Helper()
+	isWrite := func(s string) bool {
+		m, rest, ok := strings.Cut(s, " ")
+		return ok && (m == "POST" || m == "PUT" || m == "PATCH") && strings.HasPrefix(rest, "/")
+	}
+	lit := func(e ast.Expr) (string, bool) {
+		b, ok := e.(*ast.BasicLit)
+		if !ok || b.Kind != token.STRING {
+			return "", false
+		}
+		s, err := strconv.Unquote(b.Value)
+		return s, err == nil
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, err := parser.ParseFile(fset, name, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			fn, _ := d.(*ast.FuncDecl)
+			skip := map[ast.Expr]bool{}
+			ast.Inspect(d, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.CallExpr:
+					id, _ := n.Fun.(*ast.Ident)
+					if id == nil || len(n.Args) == 0 {
+						break
+					}
+					switch {
+					case id.Name == "mountCollection" && len(n.Args) > 2:
+						if c, ok := lit(n.Args[2]); ok {
+							found = append(found, "POST /api/"+c, "PATCH /api/"+c+"/{id}")
+						}
+					case id.Name == "read" && fn != nil && fn.Name.Name == "mountBridge":
+						if c, ok := lit(n.Args[0]); ok {
+							found = append(found, "POST /api/bridge/"+c)
+						}
+					}
+				case *ast.BinaryExpr:
+					if s, ok := lit(n.X); ok && (isWrite(s) || s == "POST " || s == "PATCH " || s == "PUT ") {
+						skip[n.X] = true
+						where := ""
+						if fn != nil {
+							where = fn.Name.Name
+						}
+						if where != "mountCollection" && where != "mountBridge" {
+							t.Errorf("%s: a pattern is built from %q in %s; teach writeRoutes to read it", fset.Position(n.Pos()), s, where)
+						}
+					}
+				case *ast.BasicLit:
+					if s, ok := lit(n); ok && isWrite(s) && !skip[n] {
+						found = append(found, s)
+					}
+				}
+				return true
+			})
+		}
+	}
+	slices.Sort(found)
+	return slices.Compact(found)
+}
