@@ -110,6 +110,9 @@ var (
 	readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)}
 	additive = &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(false)}
 	changing = &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: ptr(true), IdempotentHint: false, OpenWorldHint: ptr(false)}
+	// savesFile reads Ensemble but, with saveTo, writes a file into the working folder (over one
+	// only with overwrite), so a client must not take it for read-only.
+	savesFile = &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}
 )
 
 // addTool registers a tool whose answer is JSON (structured content and its text).
@@ -299,7 +302,7 @@ func (b *Bridge) addReadTools(s *mcp.Server) {
 		readOnly, func(ctx context.Context, in filesIn) (any, error) {
 			return b.call(ctx, http.MethodPost, "files", in.Space, in)
 		})
-	addTool(s, "ensemble_get_file", "Get a file", getFileDesc, readOnly, b.getFile)
+	addTool(s, "ensemble_get_file", "Get a file", getFileDesc, savesFile, b.getFile)
 	addTool(s, "ensemble_spaces", "Spaces", "The spaces this key can open: on this computer, the person's own.",
 		readOnly, func(ctx context.Context, in struct{}) (any, error) {
 			return b.call(ctx, http.MethodGet, "spaces", "", nil)

@@ -52,6 +52,10 @@ func TestToolsOfferedByGrant(t *testing.T) {
 	if a := full["ensemble_create_task"].Annotations; a.ReadOnlyHint || *a.DestructiveHint || a.IdempotentHint {
 		t.Errorf("ensemble_create_task annotations = %+v", a)
 	}
+	// saveTo writes into the working folder, over a file with overwrite: not read-only.
+	if a := full["ensemble_get_file"].Annotations; a.ReadOnlyHint || !*a.DestructiveHint {
+		t.Errorf("ensemble_get_file annotations = %+v", a)
+	}
 	ro := toolNames(t, connect(t, r, r.key(t, "reader", false), t.TempDir()))
 	for _, n := range writeTools {
 		if ro[n] != nil {
