@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -110,5 +111,54 @@ func TestResources(t *testing.T) {
 		if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err == nil {
 			t.Errorf("%s: no error", uri)
 		}
+	}
+}
+
+// TestGrantsLearnedWhenTheRuntimeComesUp starts a bridge for a read-only key while the runtime is
+// down: it offers every tool; once the runtime answers, the write tools go and the client is told.
+func TestGrantsLearnedWhenTheRuntimeComesUp(t *testing.T) {
+	r := startRuntime(t)
+	key := r.key(t, "reader", false)
+	os.Remove(filepath.Join(r.data, "api.json"))
+	ctx := context.Background()
+	b := bridge.New(ctx, bridge.Config{DataDir: r.data, Key: key, Dir: t.TempDir(), Local: true, Version: "test"})
+	if _, _, _, known := b.Whoami(); known {
+		t.Fatal("grants known while the runtime is down")
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := b.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan struct{}, 4)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	}).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if tools := toolNames(t, cs); tools["ensemble_create_task"] == nil {
+		t.Fatalf("tools while down: %v", tools)
+	}
+	mustFail(t, cs, "ensemble_tasks", map[string]any{}, bridge.NotRunning)
+
+	r.writeAPIFile(t)
+	mustCall(t, cs, "ensemble_tasks", map[string]any{})
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/tools/list_changed once the runtime answered")
+	}
+	tools := toolNames(t, cs)
+	for _, n := range []string{"ensemble_create_task", "ensemble_update_task", "ensemble_upload_file"} {
+		if tools[n] != nil {
+			t.Errorf("%s still offered to a read-only key", n)
+		}
+	}
+	if tools["ensemble_tasks"] == nil {
+		t.Error("the read tools went too")
+	}
+	if name, canWrite, _, known := b.Whoami(); !known || canWrite || name != "reader" {
+		t.Errorf("whoami = %q %v %v", name, canWrite, known)
 	}
 }

@@ -47,6 +47,9 @@ type uploadIn struct {
 	Space      string `json:"space,omitempty"`
 }
 
+// writeToolNames are the tools addWriteTools adds: offered only to a key with changes allowed.
+var writeToolNames = []string{"ensemble_create_task", "ensemble_update_task", "ensemble_upload_file"}
+
 func (b *Bridge) addWriteTools(s *mcp.Server) {
 	addTool(s, "ensemble_create_task", "Create a task",
 		"Adds a task (proposed unless status is todo): title, page, project, due date, people by name or id, and from (a handle it came from, linked from its page). Recorded with this key's name; can be undone in Ensemble.",
