@@ -99,14 +99,6 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 		st.Close()
 		return nil, err
 	}
-	drivers := cfg.Drivers
-	if drivers == nil {
-		drivers = agentDrivers(cfg.Log)
-	}
-	home, _ := os.UserHomeDir()
-	agents := detect.New(drivers, home)
-	// The listener's own address, so --addr [::1]:0 or 127.0.0.2:… is where clients go too.
-	url := "http://" + ln.Addr().String()
 	// Secrets load before runs start and the API serves, so their values are known to the Redactor,
 	// and hidden in what runs record, from the start (runs resumed at start-up included).
 	sec, err := secrets.New(ctx, secrets.Options{DataDir: cfg.DataDir, Store: st, Writer: w})
@@ -115,6 +107,19 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 		st.Close()
 		return nil, err
 	}
+	// From here on no log line holds a kept value either, whatever it quotes.
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	cfg.Log = slog.New(secrets.HidingHandler(cfg.Log.Handler(), sec.Redactor()))
+	drivers := cfg.Drivers
+	if drivers == nil {
+		drivers = agentDrivers(cfg.Log)
+	}
+	home, _ := os.UserHomeDir()
+	agents := detect.New(drivers, home)
+	// The listener's own address, so --addr [::1]:0 or 127.0.0.2:… is where clients go too.
+	url := "http://" + ln.Addr().String()
 	ss := sessions.New(sessions.Options{Store: st, Writer: w, DataDir: cfg.DataDir, Log: cfg.Log})
 	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
 		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready, Models: agents.Models,
@@ -149,7 +154,8 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	prof := profiles.New(profiles.Options{Store: st, Writer: w, KnownAgent: js.KnownAgent})
 	asst := assistant.New(assistant.Config{Records: rec, Store: st, Writer: w, Needs: nd, Log: cfg.Log, Providers: models.Source{Keys: sec}.Provider,
 		Runs:  assistant.NewRuns(js, ss, prof),
-		Plans: drivers, PlanDir: filepath.Join(cfg.DataDir, "assistant", "chats"), PlanMCPURL: url + "/mcp/assistant", PlanReady: agents.Ready})
+		Plans: drivers, PlanDir: filepath.Join(cfg.DataDir, "assistant", "chats"), PlanMCPURL: url + "/mcp/assistant", PlanReady: agents.Ready,
+		Hide: sec.Redactor().Hide})
 	if err := asst.Resume(ctx); err != nil {
 		cfg.Log.Warn("assistant: held writes not asked again on Needs me", "err", err)
 	}

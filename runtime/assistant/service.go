@@ -61,6 +61,10 @@ type Config struct {
 	PlanDir    string
 	PlanMCPURL string
 	PlanReady  func(ctx context.Context, agent string) error
+	// Hide hides the values of the secrets kept on this computer; what a turn sends the model (the
+	// message with its context, each tool result) and shows of a tool passes through it. nil hides
+	// none.
+	Hide func(string) string
 }
 
 // Service answers assistant turns. Conversations and settings are kept in SQLite; which
@@ -399,7 +403,15 @@ func (s *Service) begin(ctx context.Context, convID string, req TurnRequest, emi
 	if note := s.heldNote(ctx, convID); note != "" {
 		text = note + "\n\n" + text
 	}
-	return prep, prep.context + text
+	return prep, s.hide(prep.context + text)
+}
+
+// hide hides the known secrets' values in v (Config.Hide).
+func (s *Service) hide(v string) string {
+	if s.cfg.Hide == nil || v == "" {
+		return v
+	}
+	return s.cfg.Hide(v)
 }
 
 // system is the turn's instructions: the fixed ones, then the person's skills and the playbooks.
@@ -411,6 +423,7 @@ func (s *Service) system(policy string, prep *turnPrep) string {
 func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offered []string, policy string, c models.ToolCall, emit func(Event)) (ToolRow, string, bool) {
 	row := ToolRow{CallID: c.ID, Name: c.Name, Status: "running"}
 	fail := func(msg string) (ToolRow, string, bool) {
+		msg = s.hide(msg)
 		row.Status, row.Summary = "error", msg
 		emit(Event{Type: "tool", Tool: &row})
 		return row, msg, true
@@ -436,21 +449,21 @@ func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offe
 			return fail(err.Error())
 		}
 		emit(Event{Type: "tool", Tool: &held})
-		return held, told, false
+		return held, s.hide(told), false
 	}
 	emit(Event{Type: "tool", Tool: &row})
 	res, err := t.dispatch(ctx, tc, input)
 	if err != nil {
 		return fail(err.Error())
 	}
-	row.Status, row.Summary, row.Refs, row.Group = "done", res.Summary, resultRefs(t, res), res.Group
+	row.Status, row.Summary, row.Refs, row.Group = "done", s.hide(res.Summary), resultRefs(t, res), res.Group
 	emit(Event{Type: "tool", Tool: &row})
 	content := res.Summary
 	if res.Data != nil {
 		b, _ := json.Marshal(res.Data)
 		content += "\n" + string(b)
 	}
-	return row, headAndTail(content, MaxToolResultChars), false
+	return row, headAndTail(s.hide(content), MaxToolResultChars), false
 }
 
 func rawOr(in json.RawMessage) json.RawMessage {
