@@ -5,12 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -298,81 +293,15 @@ func snapshot(t *testing.T, st *store.Store) map[string]string {
 	return out
 }
 
-// writeRoutes reads the package's source for the POST, PUT and PATCH patterns it registers: string
-// literals like "POST /api/undo", and the two places that build patterns, mountCollection's
-// collections and the bridge's read routes.
+// writeRoutes are the POST, PUT and PATCH patterns of the routes the package registers, as the
+// guard's walk reads them from its source (mountedPatterns).
 func writeRoutes(t *testing.T) []string {
 	t.Helper()
-	isWrite := func(s string) bool {
-		m, rest, ok := strings.Cut(s, " ")
-		return ok && (m == "POST" || m == "PUT" || m == "PATCH") && strings.HasPrefix(rest, "/")
-	}
-	lit := func(e ast.Expr) (string, bool) {
-		b, ok := e.(*ast.BasicLit)
-		if !ok || b.Kind != token.STRING {
-			return "", false
-		}
-		s, err := strconv.Unquote(b.Value)
-		return s, err == nil
-	}
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []string
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		file, err := parser.ParseFile(fset, name, src, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range file.Decls {
-			fn, _ := d.(*ast.FuncDecl)
-			skip := map[ast.Expr]bool{}
-			ast.Inspect(d, func(n ast.Node) bool {
-				switch n := n.(type) {
-				case *ast.CallExpr:
-					id, _ := n.Fun.(*ast.Ident)
-					if id == nil || len(n.Args) == 0 {
-						break
-					}
-					switch {
-					case id.Name == "mountCollection" && len(n.Args) > 2:
-						if c, ok := lit(n.Args[2]); ok {
-							found = append(found, "POST /api/"+c, "PATCH /api/"+c+"/{id}")
-						}
-					case id.Name == "read" && fn != nil && fn.Name.Name == "mountBridge":
-						if c, ok := lit(n.Args[0]); ok {
-							found = append(found, "POST /api/bridge/"+c)
-						}
-					}
-				case *ast.BinaryExpr:
-					if s, ok := lit(n.X); ok && (isWrite(s) || s == "POST " || s == "PATCH " || s == "PUT ") {
-						skip[n.X] = true
-						where := ""
-						if fn != nil {
-							where = fn.Name.Name
-						}
-						if where != "mountCollection" && where != "mountBridge" {
-							t.Errorf("%s: a pattern is built from %q in %s; teach writeRoutes to read it", fset.Position(n.Pos()), s, where)
-						}
-					}
-				case *ast.BasicLit:
-					if s, ok := lit(n); ok && isWrite(s) && !skip[n] {
-						found = append(found, s)
-					}
-				}
-				return true
-			})
+	var out []string
+	for _, p := range mountedPatterns(t) {
+		if m, _, _ := strings.Cut(p, " "); m == "POST" || m == "PUT" || m == "PATCH" {
+			out = append(out, p)
 		}
 	}
-	slices.Sort(found)
-	return slices.Compact(found)
+	return out
 }
