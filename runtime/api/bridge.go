@@ -72,9 +72,9 @@ func (s *Server) mountBridge(mux *http.ServeMux, api func(string, http.HandlerFu
 	// structured) into In and answers with f.
 	read := func(name string, f func(ctx context.Context, r *http.Request, raw []byte, c workspace.Caller) (any, error)) {
 		route("POST /api/bridge/"+name, func(r *http.Request, c workspace.Caller) (any, error) {
-			raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+			raw, err := readBody(r, maxBody)
 			if err != nil {
-				return nil, &requestError{http.StatusBadRequest, fmt.Sprintf("The body is larger than %d KB.", maxBody>>10)}
+				return nil, err
 			}
 			return f(r.Context(), r, raw, c)
 		})
@@ -133,9 +133,9 @@ func (s *Server) mountBridge(mux *http.ServeMux, api func(string, http.HandlerFu
 		return b.Work.CreateTask(ctx, c, in)
 	})
 	route("PATCH /api/bridge/write/tasks/{id}", func(r *http.Request, c workspace.Caller) (any, error) {
-		raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+		raw, err := readBody(r, maxBody)
 		if err != nil {
-			return nil, &requestError{http.StatusBadRequest, fmt.Sprintf("The body is larger than %d KB.", maxBody>>10)}
+			return nil, err
 		}
 		in, err := bridgeDecode[workspace.UpdateTaskInput](raw)
 		if err != nil {
@@ -144,9 +144,9 @@ func (s *Server) mountBridge(mux *http.ServeMux, api func(string, http.HandlerFu
 		return b.Work.UpdateTask(r.Context(), c, r.PathValue("id"), in)
 	})
 	route("POST /api/bridge/write/files", func(r *http.Request, c workspace.Caller) (any, error) {
-		raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxUploadBody))
+		raw, err := readBody(r, maxUploadBody)
 		if err != nil {
-			return nil, &requestError{http.StatusBadRequest, "The upload is larger than 20 MB."}
+			return nil, err
 		}
 		in, err := bridgeDecode[workspace.UploadInput](raw)
 		if err != nil {

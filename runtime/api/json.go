@@ -151,7 +151,7 @@ func bodyError(err error) error {
 	switch {
 	case errors.As(err, &mbe):
 		// 400 like every other body that cannot be taken, so a client needs one rule for them all.
-		return &requestError{bad, fmt.Sprintf("The body is larger than %d KB.", mbe.Limit>>10)}
+		return &requestError{bad, "The body is larger than " + size(mbe.Limit) + "."}
 	case errors.Is(err, io.EOF):
 		return &requestError{bad, "The body is empty; send a JSON object."}
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -248,4 +248,21 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	writeError(w, http.StatusInternalServerError, "Something went wrong inside Ensemble; its log has the details.")
+}
+
+// size is a body limit as a person reads it: KB up to 2 MB, whole MB above.
+func size(limit int64) string {
+	if limit < 2<<20 {
+		return fmt.Sprintf("%d KB", limit>>10)
+	}
+	return fmt.Sprintf("%d MB", limit>>20)
+}
+
+// readBody reads a body of at most limit bytes; a longer one is bodyError's sentence.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
+	if err != nil {
+		return nil, bodyError(err)
+	}
+	return raw, nil
 }
