@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/engines/enginetest"
+	"github.com/ensemblework/ensemble/runtime/store/storetest"
 )
 
 // The canaries: a run secret shaped like nothing the shape-based redaction knows, and a provider
@@ -185,23 +185,24 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 
 	// Every SQLite table, every column, as text.
-	db := rt.store.Reader()
-	rows, err := db.Query("SELECT name FROM sqlite_master WHERE type = 'table'")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tables []string
-	for rows.Next() {
-		var n string
-		rows.Scan(&n)
-		tables = append(tables, n)
-	}
-	rows.Close()
+	tables := storetest.Dump(t, rt.store.Reader())
 	if len(tables) < 5 {
 		t.Fatalf("tables %v", tables)
 	}
-	for _, table := range tables {
-		leaks("table "+table, dumpTable(t, db, table))
+	for name, tb := range tables {
+		var text strings.Builder
+		for _, vals := range tb.Rows {
+			for _, v := range vals {
+				if b, ok := v.([]byte); ok {
+					text.Write(b)
+				} else {
+					fmt.Fprint(&text, v)
+				}
+				text.WriteByte('\t')
+			}
+			text.WriteByte('\n')
+		}
+		leaks("table "+name, text.String())
 	}
 	// Every file in the data folder; the database's own files were dumped above, and their raw bytes
 	// must not hold a value either.
@@ -223,37 +224,4 @@ func TestSecretsNeverLeak(t *testing.T) {
 	if !strings.Contains(stream.String(), "run.") {
 		t.Errorf("the event stream carried no run events; the check above saw nothing:\n%s", stream.String())
 	}
-}
-
-// dumpTable is every row of table, every column as text.
-func dumpTable(t *testing.T, db *sql.DB, table string) string {
-	t.Helper()
-	rows, err := db.Query(`SELECT * FROM "` + table + `"`)
-	if err != nil {
-		t.Fatalf("dump %s: %v", table, err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out strings.Builder
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range vals {
-			switch x := v.(type) {
-			case []byte:
-				out.Write(x)
-			default:
-				fmt.Fprint(&out, x)
-			}
-			out.WriteByte('\t')
-		}
-		out.WriteByte('\n')
-	}
-	return out.String()
 }

@@ -8,16 +8,11 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/ensemblework/ensemble/runtime/assistant"
-	"github.com/ensemblework/ensemble/runtime/ledger"
-	"github.com/ensemblework/ensemble/runtime/models"
-	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/store"
-	"github.com/ensemblework/ensemble/runtime/terminal"
+	"github.com/ensemblework/ensemble/runtime/store/storetest"
 )
 
 // jsonRoute is a route that reads a JSON body, as TestBadBodiesEveryRoute sends it bad ones.
@@ -62,18 +57,7 @@ var bodylessRoutes = []string{
 // /mcp/run and /mcp/assistant, the MCP servers of runs and assistant turns (JSON-RPC, on each
 // one's own secret), whose packages check their messages.
 func TestBadBodiesEveryRoute(t *testing.T) {
-	f, _ := newJobsFixture(t) // runs and run profiles
-	w := ledger.New(f.store, f.bus)
-	f.api.opts.Needs = needs.New(f.store, w)
-	f.api.opts.Assistant = assistant.New(assistant.Config{Records: f.api.records, Store: f.store, Writer: w,
-		Providers: func(p, base string) (models.Provider, error) {
-			return nil, fmt.Errorf("No model is reached in this test.")
-		}})
-	terms := terminal.New(terminal.Options{Max: 1, Home: t.TempDir()}) // none is started
-	t.Cleanup(terms.Close)
-	f.api.opts.Terminals = terms
-	addSecrets(t, f, "")
-	addBridge(t, f) // sets the handler with everything above mounted
+	f := fullFixture(t)
 	phone := newRelayFixture(t, testRelayHost)
 
 	ids := map[string]string{}
@@ -249,46 +233,18 @@ func sentenceProblem(msg string) string {
 // snapshot sums every table's rows, so two snapshots differ when any row was added, removed or changed.
 func snapshot(t *testing.T, st *store.Store) map[string]string {
 	t.Helper()
-	db := st.Reader()
-	rows, err := db.Query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tables []string
-	for rows.Next() {
-		var name string
-		rows.Scan(&name)
-		tables = append(tables, name)
-	}
-	rows.Close()
 	out := map[string]string{}
-	for _, table := range tables {
-		rows, err := db.Query("SELECT * FROM " + strconv.Quote(table))
-		if err != nil {
-			t.Fatalf("%s: %v", table, err)
-		}
-		cols, _ := rows.Columns()
+	for name, tb := range storetest.Dump(t, st.Reader()) {
 		h := sha256.New()
-		n := 0
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatalf("%s: %v", table, err)
-			}
-			for i, c := range cols {
+		for _, vals := range tb.Rows {
+			for i, c := range tb.Cols {
 				if c == "last_used_at" || c == "last_seen_at" {
 					vals[i] = nil // a key's or a device's use is recorded on each request; not a change
 				}
 			}
 			fmt.Fprintf(h, "%q\n", vals)
-			n++
 		}
-		rows.Close()
-		out[table] = fmt.Sprintf("%d rows %s", n, hex.EncodeToString(h.Sum(nil)))
+		out[name] = fmt.Sprintf("%d rows %s", len(tb.Rows), hex.EncodeToString(h.Sum(nil)))
 	}
 	return out
 }

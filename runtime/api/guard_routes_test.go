@@ -2,10 +2,10 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -21,17 +21,10 @@ import (
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/engines/detect"
 	"github.com/ensemblework/ensemble/runtime/assistant"
-	"github.com/ensemblework/ensemble/runtime/bridge/keys"
-	"github.com/ensemblework/ensemble/runtime/bridge/workspace"
-	"github.com/ensemblework/ensemble/runtime/events"
-	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/models"
 	"github.com/ensemblework/ensemble/runtime/needs"
-	"github.com/ensemblework/ensemble/runtime/profiles"
-	"github.com/ensemblework/ensemble/runtime/records"
-	"github.com/ensemblework/ensemble/runtime/secrets"
 	"github.com/ensemblework/ensemble/runtime/sessions"
-	"github.com/ensemblework/ensemble/runtime/store"
 	"github.com/ensemblework/ensemble/runtime/terminal"
 )
 
@@ -153,47 +146,33 @@ func mountedPatterns(t *testing.T) []string {
 	return slices.Compact(out)
 }
 
-// fullServer is a Server with every optional part set, so every mount* adds its routes.
-func fullServer(t *testing.T) (*httptest.Server, LaunchToken) {
+// fullFixture is a fixture whose Server has every optional part set, so every mount* adds its
+// routes.
+func fullFixture(t *testing.T) *fixture {
 	t.Helper()
+	f, _ := newJobsFixture(t) // runs and run profiles
 	dir := t.TempDir()
-	st, err := store.Open(context.Background(), filepath.Join(dir, "ensemble.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bus := events.NewBus()
-	w := ledger.New(st, bus)
-	rec := records.New(st, w)
-	drivers := map[string]engines.Driver{"standin": standIn{}}
-	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, DataDir: filepath.Join(dir, "data"), Drivers: drivers,
-		MCPURL: "http://127.0.0.1:1/mcp/run"})
-	if err := js.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ss := sessions.New(sessions.Options{Store: st, Writer: w, DataDir: dir, Log: slog.New(slog.DiscardHandler)})
-	prof := profiles.New(profiles.Options{Store: st, Writer: w, KnownAgent: js.KnownAgent})
-	sec, err := secrets.New(context.Background(), secrets.Options{DataDir: dir, Store: st, Writer: w})
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := rec.Files(filepath.Join(dir, "files"))
-	terms := terminal.New(terminal.Options{Max: 1, Home: dir})
-	asst := assistant.New(assistant.Config{Records: rec, Store: st, Writer: w, Needs: needs.New(st, w), Log: slog.New(slog.DiscardHandler)})
-	tok := NewLaunchToken()
-	a := New(Options{Version: "test", Token: tok, Keepalive: 50 * time.Millisecond,
-		Needs: needs.New(st, w), Agents: detect.New(drivers, dir), Jobs: js, Profiles: prof, Sessions: ss,
-		Bridge:    &Bridge{Keys: keys.New(st, w), Work: workspace.New(st, rec, files), Files: files},
-		Terminals: terms, Assistant: asst, Secrets: sec},
-		slog.New(slog.NewTextHandler(io.Discard, nil)), st, bus, rec)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(func() {
-		srv.Close()
-		terms.Close()
-		js.Close()
-		bus.Close()
-		st.Close()
-	})
-	return srv, tok
+	w := ledger.New(f.store, f.bus)
+	o := &f.api.opts
+	o.Needs = needs.New(f.store, w)
+	o.Agents = detect.New(map[string]engines.Driver{"standin": standIn{}}, dir)
+	o.Sessions = sessions.New(sessions.Options{Store: f.store, Writer: w, DataDir: dir, Log: slog.New(slog.DiscardHandler)})
+	o.Assistant = assistant.New(assistant.Config{Records: f.api.records, Store: f.store, Writer: w, Needs: o.Needs,
+		Log: slog.New(slog.DiscardHandler), Providers: func(p, base string) (models.Provider, error) {
+			return nil, fmt.Errorf("No model is reached in this test.")
+		}})
+	terms := terminal.New(terminal.Options{Max: 1, Home: dir}) // none is started
+	t.Cleanup(terms.Close)
+	o.Terminals = terms
+	addSecrets(t, f, "")
+	addBridge(t, f) // sets the handler with everything above mounted
+	return f
+}
+
+// fullServer is fullFixture's server and launch token.
+func fullServer(t *testing.T) (*httptest.Server, LaunchToken) {
+	f := fullFixture(t)
+	return f.srv, f.token
 }
 
 var wildcard = regexp.MustCompile(`\{[a-z]+\}`)
