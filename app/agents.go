@@ -17,7 +17,9 @@ func newAgentsCmd(g *globals) *cobra.Command {
 		Short: "List the coding agents this computer has, their versions and sign-in",
 		Long: `List the coding agents Ensemble can drive and what it found of each on this computer: whether
 the CLI is installed (on your login shell's PATH or the usual install folders, never a project
-folder), its version, and whether it is signed in, with the command that signs it in.
+folder), its version, whether it is signed in, with the command that signs it in, and whether
+its runs can be sandboxed here: by the agent's own OS sandbox, by Ensemble's (bubblewrap on
+Linux, Seatbelt on macOS) for an agent without one, or not at all, with what to install.
 Ensemble checks every 10 minutes; --refresh checks now.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -42,8 +44,12 @@ Ensemble checks every 10 minutes; --refresh checks now.`,
 				return e.Encode(list.Agents)
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "AGENT\tINSTALLED\tVERSION\tSIGNED IN\tSIGN IN WITH")
+			fmt.Fprintln(tw, "AGENT\tINSTALLED\tVERSION\tSIGNED IN\tSANDBOX\tSIGN IN WITH")
+			var problems []string
 			for _, a := range list.Agents {
+				if a.Installed && a.Sandbox != nil && !a.Sandbox.OK {
+					problems = append(problems, a.Name+": "+a.Sandbox.Problem)
+				}
 				installed, version, signed := "no", a.Version, signInWord(a.SignedIn)
 				if a.Installed {
 					installed = "yes"
@@ -53,14 +59,33 @@ Ensemble checks every 10 minutes; --refresh checks now.`,
 				if version == "" {
 					version = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, installed, version, signed, a.Login)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, installed, version, signed, sandboxWord(a), a.Login)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, p := range problems {
+				fmt.Fprintln(out, p)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&refresh, "refresh", false, "check every agent again now")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the agents as JSON")
 	return cmd
+}
+
+// sandboxWord says what would confine the agent's runs with the sandbox on.
+func sandboxWord(a engines.Detection) string {
+	switch c := a.Sandbox; {
+	case !a.Installed || c == nil:
+		return "-"
+	case !c.OK:
+		return "no (below)"
+	case c.Whole:
+		return "Ensemble's"
+	}
+	return "its own"
 }
 
 func signInWord(s engines.SignIn) string {

@@ -37,9 +37,11 @@ type Spec struct {
 	MCP MCPServer
 	// Home overrides HOME for the agent (tests point the real CLI at the scripted model this way).
 	Home string
-	// Sandbox asks for the agent's own OS sandbox around its commands. An agent that has none
-	// there does not start (the driver's error says to turn it off).
-	Sandbox bool
+	// Sandbox is the OS sandbox the run's commands work in (spec 003 §1). With it on, a driver
+	// turns on the agent's own sandbox with these paths or, for an agent that has none here, runs
+	// the whole agent inside Ensemble's (package engines/sandbox); where neither can run, Start
+	// fails with an error wrapping [ErrNoSandbox] that says what to install or turn off.
+	Sandbox Sandbox
 	// Chat makes the run a chat turn of Ensemble's assistant on the person's own plan (spec 003
 	// §8): System replaces the agent's own instructions, the agent gets none of its own tools
 	// (shell, files, web), only MCP's, and its text arrives as EventDelta as it streams.
@@ -51,6 +53,35 @@ type Spec struct {
 	// Fast asks for the model's fast mode (Claude Code's fastMode, Codex's fast service tier):
 	// faster output that uses more of the plan. Off leaves the agent's own setting.
 	Fast bool
+}
+
+// Sandbox is what a run's OS sandbox lets its commands do. The runtime builds it from the run's
+// settings and the judge's zones, so the sandbox and the judge hold the same lines.
+type Sandbox struct {
+	On bool
+	// Write are the folders commands may change: the work folder, the cache and temporary
+	// folders, and the folders the run was let into.
+	Write []string
+	// DenyWrite are never changed, even inside Write: start-up files, the agents' own settings.
+	DenyWrite []string
+	// DenyRead are never read: keys, sign-ins, browser data, Ensemble's own data, other
+	// accounts' files. AllowRead re-opens what lies inside them and the run needs (its folder).
+	DenyRead  []string
+	AllowRead []string
+	// Internet lets commands reach the network; off, the agent's sandbox allows no domain.
+	Internet bool
+}
+
+// Enforcement is which OS sandbox confines a run's commands, as its driver set it up: the receipt
+// every tool step of the run's trace carries, so a run without one is visible as such.
+type Enforcement struct {
+	// By names the sandbox: the agent's own ("claude", "codex", "cursor", "copilot", "gemini",
+	// "qwen"), Ensemble's ("ensemble"), or "" when nothing confines the run.
+	By string `json:"by,omitempty"`
+	// Whole is set when the whole agent process is inside (Ensemble's), not only its commands.
+	Whole bool `json:"whole,omitempty"`
+	// Note is one sentence for the trace: what confines the commands, or why nothing does.
+	Note string `json:"note"`
 }
 
 // ContextLong is Spec.Context for a model's long context window.
@@ -116,6 +147,10 @@ type ToolCall struct {
 	Cwd     string
 	Paths   []string
 	URL     string
+	// Unsandboxed marks a command the agent asks to run outside its sandbox (Claude Code's
+	// dangerouslyDisableSandbox, Codex retrying a command its sandbox stopped): only the person
+	// grants that.
+	Unsandboxed bool
 }
 
 // Permission is the answer to a ToolCall.
@@ -158,6 +193,8 @@ type Event struct {
 	// ContextTokens is, on a usage event, the size of the context window the agent says it runs
 	// with, in tokens (0: the agent does not say).
 	ContextTokens int `json:"contextTokens,omitempty"`
+	// Enforcement is, on the started event, the sandbox the driver set up around the run.
+	Enforcement *Enforcement `json:"enforcement,omitempty"`
 }
 
 // EventKind names an Event.
@@ -182,7 +219,19 @@ var (
 	ErrSignedOut = errors.New("agent signed out")
 	// ErrStopped: the run was stopped on request.
 	ErrStopped = errors.New("run stopped")
+	// ErrNoSandbox: the run asked for a sandbox that cannot run here. Not retried; the error's
+	// text names what to install or to turn the sandbox off for the run.
+	ErrNoSandbox = errors.New("no sandbox here")
 )
+
+// NoSandbox is the error for a sandbox that cannot run here: its text is the sentence alone, and
+// errors.Is finds [ErrNoSandbox] in it.
+func NoSandbox(sentence string) error { return noSandbox(sentence) }
+
+type noSandbox string
+
+func (e noSandbox) Error() string        { return string(e) }
+func (e noSandbox) Is(target error) bool { return target == ErrNoSandbox }
 
 // Detector is a driver that can say whether this computer has its agent, which version, and
 // whether it is signed in. Detection runs the agent's own commands (`--version`, its sign-in
@@ -206,6 +255,27 @@ type Detection struct {
 	Catalog []ModelInfo `json:"catalog,omitempty"`
 	// Problem is one sentence a person can act on when the agent cannot run now.
 	Problem string `json:"problem,omitempty"`
+	// Sandbox is whether a run of the agent with the sandbox on can start here, and what confines it.
+	Sandbox *SandboxCheck `json:"sandbox,omitempty"`
+}
+
+// SandboxCheck is whether an agent's commands can be sandboxed on this computer.
+type SandboxCheck struct {
+	OK bool `json:"ok"`
+	// By and Whole are as in [Enforcement]: whose sandbox would confine the run.
+	By    string `json:"by,omitempty"`
+	Whole bool   `json:"whole,omitempty"`
+	// Problem is, when it cannot, the sentence a run with the sandbox on stops with: what to
+	// install, or to turn the sandbox off.
+	Problem string `json:"problem,omitempty"`
+}
+
+// CheckOf is the check a sandbox's receipt and its error make.
+func CheckOf(enf Enforcement, err error) *SandboxCheck {
+	if err != nil {
+		return &SandboxCheck{Problem: err.Error()}
+	}
+	return &SandboxCheck{OK: true, By: enf.By, Whole: enf.Whole}
 }
 
 // ModelInfo is one model an agent offers, with the choices it takes (spec 003 §3.2).

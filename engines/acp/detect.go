@@ -23,6 +23,8 @@ func (d *Driver) Detect(ctx context.Context, home string) engines.Detection {
 		}
 	}
 	det.Installed, det.Path = true, bin
+	conf, err := d.confinement(ctx, engines.Spec{Sandbox: engines.Sandbox{On: true}})
+	det.Sandbox = engines.CheckOf(conf.receipt, err)
 	if out, code, err := agentproc.Probe(ctx, bin, home, "--version"); err == nil && code == 0 {
 		if v := agentproc.FirstLine(out); len(v) <= 80 {
 			det.Version = v

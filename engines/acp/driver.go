@@ -17,6 +17,7 @@ import (
 
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/engines/agentproc"
+	"github.com/ensemblework/ensemble/engines/sandbox"
 )
 
 // How long each step of ending the process waits before the next, harder one.
@@ -32,6 +33,7 @@ type Driver struct {
 	bin     string
 	log     *slog.Logger
 	environ func() []string
+	sys     sandbox.System
 }
 
 var _ engines.Driver = (*Driver)(nil)
@@ -45,9 +47,12 @@ func WithBinary(path string) Option { return func(d *Driver) { d.bin = path } }
 // WithLogger logs protocol trouble and the agent's standard error to log.
 func WithLogger(log *slog.Logger) Option { return func(d *Driver) { d.log = log } }
 
+// WithSystem checks the sandbox's needs against sys instead of this computer (tests).
+func WithSystem(sys sandbox.System) Option { return func(d *Driver) { d.sys = sys } }
+
 // New returns a driver for the agent p.
 func New(p Profile, opts ...Option) *Driver {
-	d := &Driver{p: p, log: slog.New(slog.DiscardHandler), environ: os.Environ}
+	d := &Driver{p: p, log: slog.New(slog.DiscardHandler), environ: os.Environ, sys: sandbox.Local()}
 	for _, o := range opts {
 		o(d)
 	}
@@ -88,8 +93,9 @@ func (d *Driver) Start(ctx context.Context, spec engines.Spec, host engines.Host
 	if fi, err := os.Stat(spec.Folder); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%s: start: the work folder %s does not exist", p.Name, spec.Folder)
 	}
-	if spec.Sandbox && (p.Sandbox == nil || !p.Sandbox(goos)) {
-		return nil, p.noSandbox()
+	conf, err := d.confinement(ctx, spec)
+	if err != nil {
+		return nil, err
 	}
 	home, _ := os.UserHomeDir()
 	bin := d.bin
@@ -99,7 +105,98 @@ func (d *Driver) Start(ctx context.Context, spec engines.Spec, host engines.Host
 			return nil, err
 		}
 	}
-	return d.start(ctx, bin, home, spec, host)
+	return d.start(ctx, bin, home, spec, sandbox.Receipt(host, conf.receipt), conf)
+}
+
+// confinement is how a run's commands are confined: by nothing (the sandbox off), by the agent's
+// own sandbox, or by Ensemble's around the whole agent, for an agent with none of its own here.
+type confinement struct {
+	own, ours bool
+	receipt   engines.Enforcement
+}
+
+// confinement checks that the sandbox the run needs can run here; its error is the sentence the
+// run stops with.
+func (d *Driver) confinement(ctx context.Context, spec engines.Spec) (confinement, error) {
+	p := d.p
+	switch {
+	case !spec.Sandbox.On:
+		return confinement{receipt: sandbox.Off}, nil
+	case p.Sandbox != nil && p.Sandbox(d.sys.GOOS):
+		if p.SandboxNeeds != nil {
+			if err := d.sys.Check(ctx, p.Title+"'s sandbox", p.SandboxNeeds(d.sys.GOOS)...); err != nil {
+				return confinement{}, err
+			}
+		}
+		return confinement{own: true, receipt: sandbox.Own(p.Name, p.Title)}, nil
+	}
+	var needs []string
+	if d.sys.GOOS == "linux" {
+		needs = []string{"bwrap"}
+	}
+	if err := d.sys.Check(ctx, "Ensemble's sandbox for "+p.Title+", which has no OS sandbox of its own here,", needs...); err != nil {
+		return confinement{}, err
+	}
+	return confinement{ours: true, receipt: sandbox.Whole(p.Title)}, nil
+}
+
+// policy is the run's sandbox as Ensemble's own applies it to the whole agent: the agent's home
+// (which tests keep under /tmp, which the sandbox makes its own) and the run's own folder of
+// config files read as they are.
+func (d *Driver) policy(spec engines.Spec, home, tmp string) engines.Sandbox {
+	sb := spec.Sandbox
+	sb.AllowRead = append(slices.Clone(sb.AllowRead), agentHome(spec, home))
+	if tmp != "" {
+		sb.AllowRead = append(sb.AllowRead, tmp)
+	}
+	return sb
+}
+
+// extra is what the agent needs inside Ensemble's sandbox: its state folders, made now (it could
+// not make them in its home from inside), and a copy in tmp of each folder it reads its settings
+// from, which it may change for the run and no longer.
+func (d *Driver) extra(spec engines.Spec, home string, env []string, tmp string) (sandbox.Extra, error) {
+	getenv := func(k string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	h := agentHome(spec, home)
+	var x sandbox.Extra
+	if d.p.State != nil {
+		x.Write = d.p.State(h, getenv)
+	}
+	for _, dir := range x.Write {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return x, err
+		}
+	}
+	if d.p.Config == nil {
+		return x, nil
+	}
+	x.Scratch = map[string]string{}
+	for i, dir := range d.p.Config(h, getenv) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return x, err
+		}
+		cp := filepath.Join(tmp, fmt.Sprintf("settings-%d", i))
+		if err := scratchCopy(dir, cp); err != nil {
+			return x, err
+		}
+		x.Scratch[dir] = cp
+	}
+	return x, nil
+}
+
+// agentHome is the agent's HOME: the spec's, else the person's.
+func agentHome(spec engines.Spec, home string) string {
+	if spec.Home != "" {
+		return spec.Home
+	}
+	return home
 }
 
 // find looks the agent's program up on the trusted path ([agentproc.TrustedPath]).
@@ -139,13 +236,13 @@ type run struct {
 	err      error
 }
 
-func (d *Driver) start(ctx context.Context, bin, home string, spec engines.Spec, host engines.Host) (_ *run, err error) {
+func (d *Driver) start(ctx context.Context, bin, home string, spec engines.Spec, host engines.Host, conf confinement) (_ *run, err error) {
 	p := d.p
 	// The run's own folder holds the files its command line names: an MCP config, a chat's rules.
 	withMCPFile := p.MCPFile && (spec.MCP.URL != "" || spec.MCP.Command != "")
 	withChatArgs := spec.Chat && p.ChatArgs != nil
 	var tmp, mcpFile string
-	if withMCPFile || withChatArgs {
+	if withMCPFile || withChatArgs || conf.ours {
 		if tmp, err = os.MkdirTemp("", "ensemble-"+p.Name+"-"); err != nil {
 			return nil, fmt.Errorf("%s: start: %w", p.Name, err)
 		}
@@ -160,7 +257,10 @@ func (d *Driver) start(ctx context.Context, bin, home string, spec engines.Spec,
 			return nil, fmt.Errorf("%s: start: %w", p.Name, err)
 		}
 	}
-	args := p.Args(spec, mcpFile)
+	// The agent's own sandbox flag stays off inside Ensemble's.
+	argSpec := spec
+	argSpec.Sandbox.On = conf.own
+	args := p.Args(argSpec, mcpFile)
 	if withChatArgs {
 		more, cerr := p.ChatArgs(spec, tmp)
 		if cerr != nil {
@@ -169,9 +269,20 @@ func (d *Driver) start(ctx context.Context, bin, home string, spec engines.Spec,
 		args = append(args, more...)
 	}
 	path := strings.Join(agentproc.TrustedPath(home, spec.Folder), string(os.PathListSeparator))
-	cmd := exec.Command(bin, args...)
+	env := agentEnv(d.environ(), p, spec, path)
+	prog := bin
+	if conf.ours {
+		extra, xerr := d.extra(spec, home, env, tmp)
+		if xerr != nil {
+			return nil, fmt.Errorf("%s: start: %w", p.Name, xerr)
+		}
+		if prog, args, err = d.sys.Command(d.policy(spec, home, tmp), extra, spec.Folder, bin, args); err != nil {
+			return nil, err
+		}
+	}
+	cmd := exec.Command(prog, args...)
 	cmd.Dir = spec.Folder
-	cmd.Env = agentEnv(d.environ(), p, spec, path)
+	cmd.Env = env
 	agentproc.OwnGroup(cmd)
 
 	var files []*os.File

@@ -36,6 +36,7 @@ func TestRealOpencode(t *testing.T) {
 	t.Run("AllowedAndRefused", func(t *testing.T) { testOpencodeAllowedRefused(t, bin) })
 	t.Run("Resume", func(t *testing.T) { testOpencodeResume(t, bin) })
 	t.Run("Stop", func(t *testing.T) { testOpencodeStop(t, bin) })
+	t.Run("EnsemblesSandbox", func(t *testing.T) { testOpencodeSandboxed(t, bin) })
 }
 
 type e2e struct {
@@ -148,6 +149,35 @@ func testOpencodeAllowedRefused(t *testing.T, bin string) {
 		if len(e.host.of(k)) == 0 {
 			t.Errorf("no %s event", k)
 		}
+	}
+}
+
+// testOpencodeSandboxed runs OpenCode, which has no sandbox of its own, inside Ensemble's: the
+// commands the judge lets through (as Run unattended lets inline interpreter code through) can
+// change the work folder but not a folder in the home or a start-up file, and cannot read a key.
+func testOpencodeSandboxed(t *testing.T, bin string) {
+	e := newOpencodeE2E(t, bin)
+	c := enginetest.NewCanaries(t, e.home)
+	e.server.Script(
+		enginetest.Shell(c.DeleteFolder),
+		enginetest.Shell(c.WriteBashrc),
+		enginetest.Shell("cat "+c.Key),
+		enginetest.Shell("echo made > made.txt"),
+		enginetest.Say("done"),
+	)
+	spec := e.spec("clean up")
+	spec.Sandbox = engines.Sandbox{On: true, Write: []string{e.folder, e.env["TMPDIR"]}, DenyRead: []string{filepath.Dir(c.Key)}}
+	res, err := e.run(spec)
+	if err != nil || res.Summary != "done" {
+		t.Fatalf("got %+v, %v", res, err)
+	}
+	c.Check(t, e.server)
+	if b, err := os.ReadFile(filepath.Join(e.folder, "made.txt")); err != nil || string(b) != "made\n" {
+		t.Errorf("the work folder's file: %q, %v", b, err)
+	}
+	started := e.host.of(engines.EventStarted)
+	if len(started) == 0 || started[0].Enforcement == nil || started[0].Enforcement.By != "ensemble" || !started[0].Enforcement.Whole {
+		t.Errorf("the started event does not say Ensemble's sandbox holds the whole agent: %+v", started)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	"github.com/ensemblework/ensemble/engines"
 )
@@ -30,9 +29,19 @@ type Profile struct {
 	AuthMethod string
 	// InitMeta is sent as initialize's _meta.
 	InitMeta map[string]any
-	// Sandbox reports whether the agent has an OS sandbox Ensemble can turn on on goos; the Args of
-	// such an agent turn it on when spec.Sandbox is set.
+	// Sandbox reports whether the agent has an OS sandbox of its own Ensemble can turn on on goos;
+	// the Args of such an agent turn it on when spec.Sandbox.On is set. Any other agent runs inside
+	// Ensemble's own sandbox when the run's is on (package engines/sandbox).
 	Sandbox func(goos string) bool
+	// SandboxNeeds are the programs the agent's own sandbox needs on goos.
+	SandboxNeeds func(goos string) []string
+	// State are the folders the agent keeps its sessions, logs and caches in, given its home and
+	// environment: the only ones outside the run's that it may change inside Ensemble's sandbox.
+	State func(home string, getenv func(string) string) []string
+	// Config are the folders the agent reads its settings from, which it makes when they are
+	// missing: made before it starts, and read-only inside Ensemble's sandbox (a command there
+	// could otherwise plant settings for the next run).
+	Config func(home string, getenv func(string) string) []string
 	// MCPFile: the run's MCP server goes in a config file named on the command line (Copilot takes
 	// only http MCP servers from the client), not in session/new.
 	MCPFile bool
@@ -54,12 +63,26 @@ func (p Profile) signedOut() error {
 	return fmt.Errorf("%w: %s is not signed in. Run `%s` there (or press Sign in under Settings → Models)", engines.ErrSignedOut, p.Title, p.Login)
 }
 
-// noSandbox is the sentence a run with Sandbox on stops with (spec 003 §3.3).
-func (p Profile) noSandbox() error {
-	return fmt.Errorf("%s has no OS sandbox Ensemble can turn on here. Turn the sandbox off for this run: Ensemble still judges every command, edit, outside read and fetch %s asks to make.", p.Title, p.Title)
+func never(string) bool { return false }
+
+// xdg is name's folder in an XDG base folder: the variable's, else def under home.
+func xdg(home string, getenv func(string) string, variable, def, name string) string {
+	if d := getenv(variable); filepath.IsAbs(d) {
+		return filepath.Join(d, name)
+	}
+	return filepath.Join(home, def, name)
 }
 
-func never(string) bool { return false }
+// inHome lists folders under a home folder.
+func inHome(rel ...string) func(home string, _ func(string) string) []string {
+	return func(home string, _ func(string) string) []string {
+		out := make([]string, len(rel))
+		for i, r := range rel {
+			out[i] = filepath.Join(home, r)
+		}
+		return out
+	}
+}
 
 func onlyDarwin(goos string) bool { return goos == "darwin" }
 
@@ -82,7 +105,7 @@ func Profiles() []Profile {
 			Name: "cursor", Title: "Cursor's agent", Programs: []string{"cursor-agent", "agent"},
 			Args: func(spec engines.Spec, _ string) []string {
 				sb := "disabled"
-				if spec.Sandbox {
+				if spec.Sandbox.On {
 					sb = "enabled"
 				}
 				a := []string{"--sandbox", sb, "--workspace", spec.Folder}
@@ -108,7 +131,7 @@ func Profiles() []Profile {
 					}
 				}
 				a = append(a, "--disallow-temp-dir")
-				if spec.Sandbox {
+				if spec.Sandbox.On {
 					a = append(a, "--sandbox")
 				}
 				a = withModel(a, spec)
@@ -121,8 +144,14 @@ func Profiles() []Profile {
 			Env:   func(engines.Spec) map[string]string { return map[string]string{"COPILOT_AUTO_UPDATE": "false"} },
 			Drop:  []string{"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_ALLOW_ALL", "COPILOT_ASSISTED_APPROVAL"},
 			Login: "copilot login",
-			// Seatbelt on macOS; bubblewrap on Linux (which says what is missing when it cannot run).
-			Sandbox:   func(goos string) bool { return goos == "darwin" || goos == "linux" },
+			// Seatbelt on macOS; bubblewrap with a private network on Linux.
+			Sandbox: func(goos string) bool { return goos == "darwin" || goos == "linux" },
+			SandboxNeeds: func(goos string) []string {
+				if goos == "linux" {
+					return []string{"bwrap", "slirp4netns", "unshare", "nsenter", "iptables"}
+				}
+				return nil
+			},
 			Mode:      "agent",
 			ConfigOff: []string{"allow_all"},
 		},
@@ -130,13 +159,13 @@ func Profiles() []Profile {
 			Name: "gemini", Title: "Gemini CLI", Programs: []string{"gemini"},
 			Args: func(spec engines.Spec, _ string) []string {
 				a := []string{"--acp", "--approval-mode", "default"}
-				if spec.Sandbox {
+				if spec.Sandbox.On {
 					a = append(a, "--sandbox")
 				}
 				return withModel(a, spec)
 			},
 			ModelFlag: true, ChatArgs: geminiChatArgs,
-			Login: "gemini", Sandbox: onlyDarwin,
+			Login: "gemini", Sandbox: onlyDarwin, State: inHome(".gemini"),
 		},
 		{
 			Name: "opencode", Title: "OpenCode", Programs: []string{"opencode"},
@@ -154,18 +183,26 @@ func Profiles() []Profile {
 				return env
 			},
 			Login: "opencode auth login", Sandbox: never,
+			State: func(home string, getenv func(string) string) []string {
+				return []string{xdg(home, getenv, "XDG_DATA_HOME", ".local/share", "opencode"),
+					xdg(home, getenv, "XDG_STATE_HOME", ".local/state", "opencode"),
+					xdg(home, getenv, "XDG_CACHE_HOME", ".cache", "opencode")}
+			},
+			Config: func(home string, getenv func(string) string) []string {
+				return []string{xdg(home, getenv, "XDG_CONFIG_HOME", ".config", "opencode")}
+			},
 		},
 		{
 			Name: "qwen", Title: "Qwen Code", Programs: []string{"qwen"},
 			Args: func(spec engines.Spec, _ string) []string {
 				a := []string{"--acp", "--approval-mode", "default"}
-				if spec.Sandbox {
+				if spec.Sandbox.On {
 					a = append(a, "--sandbox")
 				}
 				return withModel(a, spec)
 			},
 			ModelFlag: true,
-			Login:     "qwen", Sandbox: onlyDarwin,
+			Login:     "qwen", Sandbox: onlyDarwin, State: inHome(".qwen"),
 		},
 		{
 			Name: "kimi", Title: "Kimi Code", Programs: []string{"kimi"},
@@ -178,11 +215,12 @@ func Profiles() []Profile {
 			},
 			Drop:  []string{"MOONSHOT_API_KEY", "KIMI_CODE_TRUST_WORKSPACE"},
 			Login: "kimi login", AuthMethod: "login", Mode: "default", Sandbox: never,
+			State: inHome(".kimi", ".kimi-code"),
 		},
 		{
 			Name: "vibe", Title: "Mistral Vibe", Programs: []string{"vibe-acp"},
 			Args:  func(engines.Spec, string) []string { return nil },
-			Login: "vibe-acp --setup", Mode: "ask", Sandbox: never,
+			Login: "vibe-acp --setup", Mode: "ask", Sandbox: never, State: inHome(".vibe"),
 		},
 		{
 			Name: "grok", Title: "Grok Build", Programs: []string{"grok"},
@@ -191,7 +229,7 @@ func Profiles() []Profile {
 			},
 			Login: "grok login", AuthMethod: "cached_token",
 			InitMeta: map[string]any{"clientType": "extension"},
-			Sandbox:  never,
+			Sandbox:  never, State: inHome(".grok"),
 		},
 	}
 }
@@ -254,5 +292,3 @@ var keyVariables = []string{
 	"OPENROUTER_API_KEY", "MISTRAL_API_KEY",
 	"ENSEMBLE_DESKTOP_TOKEN", "ENSEMBLE_INTERNAL_TOKEN",
 }
-
-var goos = runtime.GOOS

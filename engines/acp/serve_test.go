@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ensemblework/ensemble/engines/sandbox"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -384,11 +386,69 @@ func TestStopCancelsTurn(t *testing.T) {
 	}
 }
 
-func TestSandboxRefused(t *testing.T) {
-	p, _ := ProfileNamed("opencode")
-	_, err := New(p, WithBinary("/bin/true")).Start(context.Background(), engines.Spec{Folder: t.TempDir(), Sandbox: true}, &fakeHost{})
-	if err == nil || !strings.Contains(err.Error(), "OpenCode has no OS sandbox Ensemble can turn on here") {
-		t.Errorf("got %v", err)
+// TestSandboxChoice: an agent with a sandbox of its own here uses it; any other runs inside
+// Ensemble's; where the one it needs cannot run, the run does not start and says what to do.
+func TestSandboxChoice(t *testing.T) {
+	look := func(have ...string) func(string) (string, error) {
+		return func(n string) (string, error) {
+			if slices.Contains(have, n) {
+				return "/usr/bin/" + n, nil
+			}
+			return "", errors.New("not found")
+		}
+	}
+	linux := sandbox.System{GOOS: "linux", Look: look("bwrap"), Try: func(context.Context, string) error { return nil },
+		Sysctl: func(string) string { return "" }, Exists: func(string) bool { return true }}
+	bare := linux
+	bare.Look = look()
+	mac := sandbox.System{GOOS: "darwin", Look: look("sandbox-exec")}
+	windows := sandbox.System{GOOS: "windows"}
+	cases := []struct {
+		agent string
+		sys   sandbox.System
+		on    bool
+		by    string // the receipt's sandbox; "" with the sandbox off
+		err   string
+	}{
+		{"opencode", linux, false, "", ""},
+		{"opencode", linux, true, "ensemble", ""},
+		{"opencode", mac, true, "ensemble", ""},
+		{"opencode", bare, true, "", "Ensemble's sandbox for OpenCode, which has no OS sandbox of its own here, needs bwrap, which this computer does not have: install bubblewrap"},
+		{"opencode", windows, true, "", "does not run on Windows itself"},
+		{"grok", linux, true, "ensemble", ""},
+		{"kimi", linux, true, "ensemble", ""},
+		{"vibe", linux, true, "ensemble", ""},
+		{"gemini", linux, true, "ensemble", ""},
+		{"gemini", mac, true, "gemini", ""},
+		{"qwen", linux, true, "ensemble", ""},
+		{"qwen", mac, true, "qwen", ""},
+		{"cursor", linux, true, "cursor", ""},
+		{"cursor", windows, true, "cursor", ""},
+		{"copilot", linux, true, "", "GitHub Copilot's sandbox needs slirp4netns, unshare, nsenter and iptables"},
+		{"copilot", mac, true, "copilot", ""},
+		{"copilot", windows, true, "", "does not run on Windows itself"},
+	}
+	for _, c := range cases {
+		p, ok := ProfileNamed(c.agent)
+		if !ok {
+			t.Fatalf("no profile %q", c.agent)
+		}
+		d := New(p, WithSystem(c.sys))
+		conf, err := d.confinement(context.Background(), engines.Spec{Sandbox: engines.Sandbox{On: c.on}})
+		name := fmt.Sprintf("%s on %s, sandbox %v", c.agent, c.sys.GOOS, c.on)
+		if c.err != "" {
+			if err == nil || !errors.Is(err, engines.ErrNoSandbox) || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: got %v, want the sentence %q", name, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if conf.receipt.By != c.by || conf.ours != (c.by == "ensemble") || conf.own != (c.by != "" && c.by != "ensemble") || conf.receipt.Note == "" {
+			t.Errorf("%s: got %+v, want it confined by %q", name, conf, c.by)
+		}
 	}
 }
 

@@ -22,6 +22,7 @@ func (d *Driver) Detect(ctx context.Context, home string) engines.Detection {
 		return det
 	}
 	det.Installed, det.Path = true, bin
+	det.Sandbox = engines.CheckOf(d.sandbox(ctx))
 	det.Catalog, det.Models = catalog()
 	if out, _, err := agentproc.Probe(ctx, bin, home, "--version"); err == nil {
 		det.Version, _, _ = strings.Cut(agentproc.FirstLine(out), " ")

@@ -23,6 +23,7 @@ import (
 
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/engines/agentproc"
+	"github.com/ensemblework/ensemble/engines/sandbox"
 )
 
 // Driver starts runs of Claude Code. Make one with [New].
@@ -31,6 +32,7 @@ type Driver struct {
 	log      *slog.Logger
 	judgeAll bool
 	environ  func() []string
+	sys      sandbox.System
 }
 
 var _ engines.Driver = (*Driver)(nil)
@@ -45,6 +47,9 @@ func WithBinary(path string) Option { return func(d *Driver) { d.bin = path } }
 // WithLogger logs protocol trouble and the CLI's standard error to log.
 func WithLogger(log *slog.Logger) Option { return func(d *Driver) { d.log = log } }
 
+// WithSystem checks the sandbox's needs against sys instead of this computer (tests).
+func WithSystem(sys sandbox.System) Option { return func(d *Driver) { d.sys = sys } }
+
 // WithOwnRules leaves the calls Claude Code would run without asking (reads,
 // and what the person's own allow rules let through) to Claude Code. By
 // default every tool call is put to the host.
@@ -52,7 +57,7 @@ func WithOwnRules() Option { return func(d *Driver) { d.judgeAll = false } }
 
 // New returns a Claude Code driver.
 func New(opts ...Option) *Driver {
-	d := &Driver{log: slog.New(slog.DiscardHandler), judgeAll: true, environ: os.Environ}
+	d := &Driver{log: slog.New(slog.DiscardHandler), judgeAll: true, environ: os.Environ, sys: sandbox.Local()}
 	for _, o := range opts {
 		o(d)
 	}
@@ -69,7 +74,30 @@ func (d *Driver) Start(ctx context.Context, spec engines.Spec, host engines.Host
 	if err != nil {
 		return nil, err
 	}
-	return start(ctx, d, bin, home, spec, host)
+	enf := sandbox.Off
+	if spec.Sandbox.On {
+		if enf, err = d.sandbox(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return start(ctx, d, bin, home, spec, host, enf)
+}
+
+// sandbox checks that Claude Code's own sandbox can run here: without what it needs, Claude Code
+// would start without it (or, told not to, fail with less to go on).
+func (d *Driver) sandbox(ctx context.Context) (engines.Enforcement, error) {
+	if err := d.sys.Check(ctx, "Claude Code's sandbox", sandboxNeeds(d.sys.GOOS)...); err != nil {
+		return engines.Enforcement{}, err
+	}
+	return sandbox.Own("claude", "Claude Code"), nil
+}
+
+// sandboxNeeds are the programs Claude Code's sandbox-runtime needs on goos.
+func sandboxNeeds(goos string) []string {
+	if goos == "linux" {
+		return []string{"bwrap", "socat"}
+	}
+	return nil
 }
 
 // binary is the agent's program: the one set with WithBinary, else the one on the trusted PATH

@@ -36,6 +36,8 @@ func runFiles(dir string, spec engines.Spec) (settings, mcp string, err error) {
 		"permissions": map[string]any{"defaultMode": "default"},
 		"env":         map[string]string{"MCP_TOOL_TIMEOUT": mcpToolTimeout},
 	}
+	// Given on the command line, this wins over the person's own sandbox settings: off is off.
+	s["sandbox"] = sandboxSettings(spec.Sandbox)
 	if spec.Fast {
 		// Settings given with --settings count as the command line's own, so
 		// this holds even where fast mode is opted into per session.
@@ -60,6 +62,31 @@ func runFiles(dir string, spec engines.Spec) (settings, mcp string, err error) {
 		return "", "", err
 	}
 	return settings, mcp, nil
+}
+
+// sandboxSettings turn on Claude Code's own sandbox (sandbox-runtime: bubblewrap and socat on
+// Linux, Seatbelt on macOS) around its shell commands with the run's paths (spec 003 §1). It fails
+// to start rather than run unsandboxed; it asks before every command, sandboxed or not, since the
+// judge decides each; and a command it stopped may be retried outside it only through the judge,
+// which puts that to the person. Internet off is an empty list of domains; on, no list at all, so
+// nothing is filtered.
+func sandboxSettings(sb engines.Sandbox) map[string]any {
+	if !sb.On {
+		return map[string]any{"enabled": false}
+	}
+	fs := map[string]any{"allowWrite": nonNil(sb.Write), "denyWrite": nonNil(sb.DenyWrite),
+		"denyRead": nonNil(sb.DenyRead), "allowRead": nonNil(sb.AllowRead)}
+	s := map[string]any{
+		"enabled":                  true,
+		"failIfUnavailable":        true,
+		"autoAllowBashIfSandboxed": false,
+		"allowUnsandboxedCommands": true,
+		"filesystem":               fs,
+	}
+	if !sb.Internet {
+		s["network"] = map[string]any{"allowedDomains": []string{}}
+	}
+	return s
 }
 
 func writeJSON(path string, v any) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/engines/agentproc"
+	"github.com/ensemblework/ensemble/engines/sandbox"
 )
 
 // How long each step of stopping waits before the next, harder one.
@@ -38,7 +39,7 @@ type run struct {
 	err error
 }
 
-func start(ctx context.Context, d *Driver, bin, home string, spec engines.Spec, host engines.Host) (_ *run, err error) {
+func start(ctx context.Context, d *Driver, bin, home string, spec engines.Spec, host engines.Host, enf engines.Enforcement) (_ *run, err error) {
 	tmp, err := os.MkdirTemp("", "ensemble-claude-")
 	if err != nil {
 		return nil, fmt.Errorf("claude: start: %w", err)
@@ -68,7 +69,7 @@ func start(ctx context.Context, d *Driver, bin, home string, spec engines.Spec, 
 	}
 
 	r := &run{proc: proc, log: d.log, tmp: tmp}
-	r.sess = newSession(host, spec.Folder, d.log)
+	r.sess = newSession(sandbox.Receipt(host, enf), spec.Folder, d.log)
 	r.sess.judgeAll = d.judgeAll
 	r.sess.ended = proc.CloseInput // one brief, one turn: claude exits when stdin ends
 	r.conn = newConn(proc.Input(), r.sess)

@@ -19,6 +19,8 @@ func toolCall(id, tool string, input json.RawMessage, folder string) engines.Too
 		NotebookPath string `json:"notebook_path"`
 		Path         string `json:"path"`
 		URL          string `json:"url"`
+		// Unsandboxed: the model asks to run the command outside Claude Code's sandbox.
+		Unsandboxed bool `json:"dangerouslyDisableSandbox"`
 	}
 	_ = json.Unmarshal(input, &in)
 	path := func(p string) string {
@@ -32,7 +34,7 @@ func toolCall(id, tool string, input json.RawMessage, folder string) engines.Too
 	}
 	switch {
 	case tool == "Bash":
-		call.Kind, call.Command, call.Cwd = "shell", in.Command, folder
+		call.Kind, call.Command, call.Cwd, call.Unsandboxed = "shell", in.Command, folder, in.Unsandboxed
 	case tool == "Edit" || tool == "Write" || tool == "MultiEdit":
 		call.Kind, call.Paths = "edit", []string{path(in.FilePath)}
 	case tool == "NotebookEdit":

@@ -112,6 +112,10 @@ func (s *session) approveCommand(ctx context.Context, raw json.RawMessage) (any,
 	if n := r.NetworkApprovalContext; n != nil {
 		call.Kind, call.URL = "fetch", n.Protocol+"://"+n.Host
 	}
+	// Under the untrusted policy Codex asks about a command with a reason only to run it outside
+	// its sandbox: the model's justification for require_escalated, or "command failed; retry
+	// without sandbox?". Approved, it runs unconfined, which only the person may allow.
+	call.Unsandboxed = s.sandboxed && call.Kind == "shell" && r.Reason != nil && strings.TrimSpace(*r.Reason) != ""
 	if call.Kind == "shell" && call.Command == "" {
 		s.protocolError("Codex asked about a command without saying what it runs.")
 		return map[string]any{"decision": "decline"}, nil

@@ -327,14 +327,28 @@ func TestThreadEffort(t *testing.T) {
 
 func TestThreadParams(t *testing.T) {
 	spec := engines.Spec{Folder: "/work/my.repo", Model: "gpt-5.5", Effort: "high", Resume: "01a2", Trusted: true,
-		MCP: engines.MCPServer{URL: "http://127.0.0.1:4321/mcp", Headers: map[string]string{"Authorization": "Bearer s3cret"}}}
+		MCP:     engines.MCPServer{URL: "http://127.0.0.1:4321/mcp", Headers: map[string]string{"Authorization": "Bearer s3cret"}},
+		Sandbox: engines.Sandbox{On: true, Write: []string{"/work/my.repo", "/tmp/ensemble-run-1"}, Internet: true}}
 	got := jsonOf(threadParams(spec))
 	want := `{"approvalPolicy":"untrusted","config":{"mcp_servers.ensemble":{"http_headers":{"Authorization":"Bearer s3cret"},"tool_timeout_sec":86400,"url":"http://127.0.0.1:4321/mcp"},"projects":{"/work/my.repo":{"trust_level":"trusted"}}},"cwd":"/work/my.repo","model":"gpt-5.5","sandbox":"workspace-write","threadId":"01a2"}`
 	if got != want {
 		t.Errorf("thread params\n got %s\nwant %s", got, want)
 	}
-	if got := jsonOf(turnParams("01a2", spec)); got != `{"effort":"high","input":[{"text":"","text_elements":[],"type":"text"}],"threadId":"01a2"}` {
+	if got := jsonOf(turnParams("01a2", spec)); got != `{"effort":"high","input":[{"text":"","text_elements":[],"type":"text"}],"sandboxPolicy":{"excludeSlashTmp":true,"excludeTmpdirEnvVar":true,"networkAccess":true,"type":"workspaceWrite","writableRoots":["/work/my.repo","/tmp/ensemble-run-1"]},"threadId":"01a2"}` {
 		t.Errorf("turn params %s", got)
+	}
+	// Sandbox off is off: no sandbox on the thread or the turn, and Codex still asks first.
+	spec.Sandbox = engines.Sandbox{}
+	if got := jsonOf(threadParams(spec)); !strings.Contains(got, `"sandbox":"danger-full-access"`) || !strings.Contains(got, `"approvalPolicy":"untrusted"`) {
+		t.Errorf("sandbox off: thread params %s", got)
+	}
+	if got := jsonOf(turnParams("01a2", spec)); !strings.Contains(got, `"sandboxPolicy":{"type":"dangerFullAccess"}`) {
+		t.Errorf("sandbox off: turn params %s", got)
+	}
+	// Internet off: the sandbox has no network.
+	spec.Sandbox = engines.Sandbox{On: true, Write: []string{"/work/my.repo"}}
+	if got := jsonOf(turnParams("01a2", spec)); !strings.Contains(got, `"networkAccess":false`) {
+		t.Errorf("internet off: turn params %s", got)
 	}
 }
 

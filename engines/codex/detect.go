@@ -28,6 +28,7 @@ func (d *Driver) Detect(ctx context.Context, home string) engines.Detection {
 		return det
 	}
 	det.Installed, det.Path = true, bin
+	det.Sandbox = engines.CheckOf(d.sandbox(ctx))
 	if out, _, err := agentproc.Probe(ctx, bin, home, "--version"); err == nil {
 		f := strings.Fields(agentproc.FirstLine(out))
 		if len(f) > 0 {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/engines/agentproc"
+	"github.com/ensemblework/ensemble/engines/sandbox"
 )
 
 // Driver starts runs of Codex. Make one with [New].
@@ -35,6 +36,7 @@ type Driver struct {
 	bin     string
 	log     *slog.Logger
 	environ func() []string
+	sys     sandbox.System
 }
 
 var _ engines.Driver = (*Driver)(nil)
@@ -49,9 +51,12 @@ func WithBinary(path string) Option { return func(d *Driver) { d.bin = path } }
 // WithLogger logs protocol trouble and the CLI's standard error to log.
 func WithLogger(log *slog.Logger) Option { return func(d *Driver) { d.log = log } }
 
+// WithSystem checks the sandbox's needs against sys instead of this computer (tests).
+func WithSystem(sys sandbox.System) Option { return func(d *Driver) { d.sys = sys } }
+
 // New returns a Codex driver.
 func New(opts ...Option) *Driver {
-	d := &Driver{log: slog.New(slog.DiscardHandler), environ: os.Environ}
+	d := &Driver{log: slog.New(slog.DiscardHandler), environ: os.Environ, sys: sandbox.Local()}
 	for _, o := range opts {
 		o(d)
 	}
@@ -70,7 +75,24 @@ func (d *Driver) Start(ctx context.Context, spec engines.Spec, host engines.Host
 	if err != nil {
 		return nil, err
 	}
+	if spec.Sandbox.On {
+		if _, err := d.sandbox(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return start(ctx, d, bin, home, spec, host)
+}
+
+// sandbox checks that Codex's own sandbox can run here. Codex brings its own bubblewrap on Linux,
+// Seatbelt on macOS and a sandbox of its own on Windows; on Linux it needs the namespaces
+// bubblewrap makes.
+func (d *Driver) sandbox(ctx context.Context) (engines.Enforcement, error) {
+	if d.sys.GOOS == "linux" {
+		if err := d.sys.Check(ctx, "Codex's sandbox"); err != nil {
+			return engines.Enforcement{}, err
+		}
+	}
+	return sandbox.Own("codex", "Codex"), nil
 }
 
 // binary is the agent's program: the one set with WithBinary, else the one on the trusted PATH

@@ -9,13 +9,32 @@ import (
 // lasts.
 const mcpToolTimeout = 86400
 
-// Codex's approval policy and sandbox for a run's thread: ask before every
-// command Codex does not consider safe, and confine what it runs to the work
-// folder with its own sandbox (Seatbelt, bubblewrap, its Windows sandbox).
-const (
-	approvalPolicy = "untrusted"
-	sandboxMode    = "workspace-write"
-)
+// approvalPolicy is Codex's approval policy for a run's thread: ask before
+// every command Codex does not consider safe, whether the sandbox is on or not,
+// so the judge sees them.
+const approvalPolicy = "untrusted"
+
+// sandboxMode is the thread's sandbox: Codex's own (Seatbelt, bubblewrap, its
+// Windows sandbox) confining writes to the writable roots, or none at all.
+func sandboxMode(sb engines.Sandbox) string {
+	if sb.On {
+		return "workspace-write"
+	}
+	return "danger-full-access"
+}
+
+// sandboxPolicy is turn/start's sandboxPolicy for the run's settings: the
+// work folder and the run's other writable folders as writable roots, and
+// the run's internet setting; with the sandbox off, none. /tmp and $TMPDIR
+// are not writable by themselves: a home or a folder of the person's could be
+// under either (the run's own temporary folder is among its writable ones).
+func sandboxPolicy(sb engines.Sandbox) map[string]any {
+	if !sb.On {
+		return map[string]any{"type": "dangerFullAccess"}
+	}
+	return map[string]any{"type": "workspaceWrite", "writableRoots": nonNil(sb.Write), "networkAccess": sb.Internet,
+		"excludeSlashTmp": true, "excludeTmpdirEnvVar": true}
+}
 
 // trustLevel is config.projects[folder].trust_level for the thread: the
 // folder's .codex hooks, rules and MCP servers run only in a folder the person
@@ -78,7 +97,7 @@ func threadParams(spec engines.Spec) map[string]any {
 	p := map[string]any{
 		"cwd":            spec.Folder,
 		"approvalPolicy": approvalPolicy,
-		"sandbox":        sandboxMode,
+		"sandbox":        sandboxMode(spec.Sandbox),
 		"config":         threadConfig(spec),
 	}
 	if spec.Model != "" {
@@ -111,6 +130,10 @@ func turnParams(threadID string, spec engines.Spec) map[string]any {
 	}
 	if spec.Effort != "" {
 		p["effort"] = spec.Effort
+	}
+	p["sandboxPolicy"] = sandboxPolicy(spec.Sandbox)
+	if spec.Chat {
+		p["sandboxPolicy"] = map[string]any{"type": "readOnly"}
 	}
 	return p
 }

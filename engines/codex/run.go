@@ -13,6 +13,7 @@ import (
 
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/engines/agentproc"
+	"github.com/ensemblework/ensemble/engines/sandbox"
 )
 
 // How long each step of stopping waits before the next, harder one.
@@ -57,7 +58,12 @@ func start(ctx context.Context, d *Driver, bin, home string, spec engines.Spec, 
 	}
 
 	r := &run{proc: proc, log: d.log}
-	r.sess = newSession(host, spec.Folder, d.log)
+	enf := sandbox.Off
+	if spec.Sandbox.On {
+		enf = sandbox.Own("codex", "Codex")
+	}
+	r.sess = newSession(sandbox.Receipt(host, enf), spec.Folder, d.log)
+	r.sess.sandboxed = spec.Sandbox.On
 	r.sess.ended = proc.CloseInput // one brief, one turn: codex exits when stdin ends
 	r.conn = newConn(proc.Input(), r.sess)
 	r.sess.steer = r.steer

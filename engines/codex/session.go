@@ -32,6 +32,8 @@ type session struct {
 	ended func()
 	// stopping is set once the run is being stopped on request.
 	stopping atomic.Bool
+	// sandboxed: Codex's own sandbox confines the run's commands.
+	sandboxed bool
 
 	mu        sync.Mutex // guards the following fields
 	threadID  string

@@ -20,6 +20,8 @@ type Host struct {
 	Answers map[string]engines.Answer
 	// BlockPermit makes Permit wait for its ctx.
 	BlockPermit bool
+	// Unsandboxed answers a call that asks to leave the sandbox, when set.
+	Unsandboxed *engines.Permission
 
 	mu        sync.Mutex
 	calls     []engines.ToolCall
@@ -44,6 +46,9 @@ func (h *Host) Permit(ctx context.Context, call engines.ToolCall) (engines.Permi
 	h.calls = append(h.calls, call)
 	h.note()
 	p, ok := h.Permits[call.Tool]
+	if call.Unsandboxed && h.Unsandboxed != nil {
+		p, ok = *h.Unsandboxed, true
+	}
 	block := h.BlockPermit
 	h.mu.Unlock()
 	if block {

@@ -54,9 +54,11 @@ func (r *run) Permit(ctx context.Context, call engines.ToolCall) (engines.Permis
 	}
 	switch reply.Option {
 	case AllowOnce:
+		r.markUnsandboxed(call)
 		r.rec.add(KindDecision, Trace{Tool: call.Tool, ToolID: call.ID, Decision: "allow", Reason: "Allowed once."}, nil)
 		return engines.Permission{Allow: true}, nil
 	case AllowForRun:
+		r.markUnsandboxed(call)
 		r.keep(jc, v)
 		r.rec.add(KindDecision, Trace{Tool: call.Tool, ToolID: call.ID, Decision: "allow_run", Reason: "Allowed for this run."}, nil)
 		return engines.Permission{Allow: true}, nil
@@ -67,6 +69,16 @@ func (r *run) Permit(ctx context.Context, call engines.ToolCall) (engines.Permis
 	}
 	r.rec.add(KindDecision, Trace{Tool: call.Tool, ToolID: call.ID, Decision: "deny", Reason: why}, nil)
 	return engines.Permission{Reason: why}, nil
+}
+
+// markUnsandboxed notes an allowed call that leaves the sandbox, for its step's receipt.
+func (r *run) markUnsandboxed(call engines.ToolCall) {
+	if !call.Unsandboxed {
+		return
+	}
+	r.mu.Lock()
+	r.unsandboxed[call.ID] = true
+	r.mu.Unlock()
 }
 
 // Ask puts the agent's question to the person. In Run unattended it is answered at once with the
@@ -154,7 +166,11 @@ func (r *run) Event(ev engines.Event) {
 		if ev.Session != "" {
 			r.session = ev.Session
 		}
-		r.rec.add(KindStarted, Trace{Session: ev.Session, Model: ev.Model, Attempt: r.attempt},
+		if ev.Enforcement != nil {
+			e := *ev.Enforcement
+			r.enforcement = &e
+		}
+		r.rec.add(KindStarted, Trace{Session: ev.Session, Model: ev.Model, Attempt: r.attempt, Sandbox: r.enforcement},
 			map[string]any{"session_id": r.session, "model": ev.Model})
 	case engines.EventMessage:
 		r.rec.add(KindMessage, Trace{Text: trim(ev.Text, previewText)}, nil)
@@ -168,8 +184,8 @@ func (r *run) Event(ev engines.Event) {
 			return // counted, not kept
 		}
 		oc.step = r.steps
-		r.rec.add(KindToolStart, Trace{Step: oc.step, Tool: ev.Tool, ToolID: ev.ToolID, Input: inputPreview(ev.Input)},
-			map[string]any{"steps": oc.step})
+		r.rec.add(KindToolStart, Trace{Step: oc.step, Tool: ev.Tool, ToolID: ev.ToolID, Input: inputPreview(ev.Input),
+			Sandbox: r.receiptOfLocked(ev.ToolID)}, map[string]any{"steps": oc.step})
 	case engines.EventToolEnd:
 		oc := r.open[ev.ToolID]
 		delete(r.open, ev.ToolID)
@@ -183,8 +199,9 @@ func (r *run) Event(ev engines.Event) {
 		if oc.secret {
 			out = "(not kept: the call read a secrets file)"
 		}
+		stopped := ev.Failed && r.enforcement != nil && r.enforcement.By != "" && sandboxStopped(ev.Output)
 		r.rec.add(KindToolEnd, Trace{Step: oc.step, Tool: ev.Tool, ToolID: ev.ToolID, Output: out, Failed: ev.Failed,
-			DurationMs: time.Since(oc.at).Milliseconds()}, nil)
+			DurationMs: time.Since(oc.at).Milliseconds(), SandboxStopped: stopped}, nil)
 	case engines.EventUsage:
 		if ev.Usage != nil {
 			r.usage = *ev.Usage

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -40,9 +41,11 @@ type run struct {
 	kept        judge.Kept
 	lastSign    time.Time // the agent's last sign of life
 	open        map[string]*openCall
-	secretCalls map[string]bool // tool ids of permitted reads of secrets files
-	asking      int             // questions waiting on Needs me
-	active      time.Duration   // time counted against the minutes limit
+	secretCalls map[string]bool      // tool ids of permitted reads of secrets files
+	unsandboxed map[string]bool      // tool ids the person let run outside the sandbox
+	enforcement *engines.Enforcement // the sandbox the agent says it set up, from its started event
+	asking      int                  // questions waiting on Needs me
+	active      time.Duration        // time counted against the minutes limit
 	steps       int
 	session     string
 	usage       engines.Usage
@@ -56,7 +59,7 @@ type run struct {
 func (s *Service) newRun(id string) *run {
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	return &run{s: s, job: Job{ID: id}, ctx: ctx, cancel: cancel, rec: newRecorder(s.w, id, s.log.Warn, s.hide),
-		lastSign: time.Now(), open: map[string]*openCall{}, secretCalls: map[string]bool{},
+		lastSign: time.Now(), open: map[string]*openCall{}, secretCalls: map[string]bool{}, unsandboxed: map[string]bool{},
 		done: make(chan struct{})}
 }
 
@@ -172,6 +175,13 @@ func (r *run) work() (Status, engines.Result, string) {
 	if driver == nil {
 		return Failed, engines.Result{}, fmt.Sprintf("The agent %q is no longer set up in this Ensemble.", r.job.Agent)
 	}
+	// The run's own temporary folder: writable in its sandbox, where /tmp is not, and gone after.
+	tmp, err := os.MkdirTemp("", "ensemble-run-")
+	if err != nil {
+		return Failed, engines.Result{}, "Ensemble could not make the run's temporary folder: " + err.Error() + "."
+	}
+	defer os.RemoveAll(tmp)
+	r.places.Writable = []string{tmp}
 	go r.watch()
 	mcp := r.s.mcpServer(r)
 	defer r.s.dropRunSecrets(r)
@@ -197,11 +207,14 @@ func (r *run) work() (Status, engines.Result, string) {
 		attempt, session := r.attempt, r.session
 		r.mu.Unlock()
 		r.rec.add("", Trace{}, map[string]any{"attempts": attempt})
+		r.mu.Lock()
+		js := JudgeSettings(r.job.Settings, r.job.FolderKind, r.job.WorkDir, r.places, cloneKept(r.kept))
+		r.mu.Unlock()
 		spec := engines.Spec{Folder: r.job.WorkDir, Prompt: prompt, Model: sent.Model,
 			Effort: sent.Effort, MaxTurns: r.job.Settings.MaxTurns, Resume: session,
 			Trusted: r.job.Settings.Trusted && r.job.FolderKind == FolderNamed,
-			Env:     map[string]string{"ENSEMBLE_RUN": r.job.ID}, MCP: mcp,
-			Context: sent.ContextTier, Fast: sent.Fast}
+			Env:     map[string]string{"ENSEMBLE_RUN": r.job.ID, "TMPDIR": tmp}, MCP: mcp,
+			Context: sent.ContextTier, Fast: sent.Fast, Sandbox: sandboxOf(r.job.Settings, js)}
 		res, err := r.attemptOnce(driver, spec)
 		if r.ctx.Err() != nil {
 			return ended(context.Cause(r.ctx), res)
@@ -241,7 +254,7 @@ func (r *run) work() (Status, engines.Result, string) {
 		switch {
 		case errors.Is(err, engines.ErrStopped):
 			return Stopped, res, "The agent stopped."
-		case errors.Is(err, engines.ErrNotInstalled), errors.Is(err, engines.ErrSignedOut):
+		case errors.Is(err, engines.ErrNotInstalled), errors.Is(err, engines.ErrSignedOut), errors.Is(err, engines.ErrNoSandbox):
 			return Failed, res, sentence(err)
 		}
 		failures++

@@ -164,7 +164,7 @@ func JudgeSettings(s Settings, kind FolderKind, folder string, p Places, kept ju
 
 // JudgeCall reads an engine's tool call as the judge's. MCP tools arrive as mcp__server__tool.
 func JudgeCall(c engines.ToolCall) judge.Call {
-	call := judge.Call{Tool: judge.Tool(c.Kind), Command: c.Command, Cwd: c.Cwd, Paths: c.Paths, URL: c.URL}
+	call := judge.Call{Tool: judge.Tool(c.Kind), Command: c.Command, Cwd: c.Cwd, Paths: c.Paths, URL: c.URL, Unsandboxed: c.Unsandboxed}
 	if call.Tool == "" && strings.HasPrefix(c.Tool, "mcp__") {
 		call.Tool = judge.ToolMCP
 	}

@@ -54,6 +54,11 @@ type Trace struct {
 	Summary    string         `json:"summary,omitempty"`
 	Turns      int            `json:"turns,omitempty"`
 	Changes    []FileChange   `json:"changes,omitempty"` // run.ended: the files changed, with line counts
+	// Sandbox is, on run.started and each run.tool_start, which OS sandbox confines the run (or the
+	// step): the receipt that makes a run with none visible as such.
+	Sandbox *engines.Enforcement `json:"sandbox,omitempty"`
+	// SandboxStopped marks a run.tool_end whose output says the OS sandbox stopped the command.
+	SandboxStopped bool `json:"sandboxStopped,omitempty"`
 }
 
 // record is one run event waiting to be written.

@@ -17,6 +17,10 @@ func Decide(call Call, s Settings) (v Verdict) {
 		return Verdict{Decision: Refuse, Rule: "no-folder", Reason: "This run has no folder set, so Ensemble cannot judge its calls; start it again with a folder."}
 	}
 	s.Folder = filepath.Clean(s.Folder)
+	if call.Unsandboxed {
+		// Judged as what it is: a command nothing but the judge confines.
+		s.Sandbox = false
+	}
 	if s.Home != "" {
 		s.Home = filepath.Clean(s.Home)
 	}
@@ -392,17 +396,8 @@ func (j *judgement) verdict(call Call) Verdict {
 		}
 	}
 	if call.Unsandboxed {
-		switch j.mode() {
-		case ModeUnattended:
-		case ModeReview:
-			for _, p := range j.outside {
-				if !withinAny(p, j.s.Kept.Folders) && !withinAny(p, j.s.Writable) {
-					return Verdict{Decision: Ask, Rule: "unsandboxed", Reason: "This command asks to run outside the sandbox and reaches `" + j.display(p) + "`, a folder this run was not let into.", Touches: j.t}
-				}
-			}
-		default:
-			return Verdict{Decision: Ask, Rule: "unsandboxed", Reason: "This command asks to run outside the sandbox, which in Ask mode waits for your answer.", Touches: j.t}
-		}
+		// The model cannot turn the sandbox off by itself, in any mode: only the person can.
+		return Verdict{Decision: Ask, Rule: "unsandboxed", Reason: "This command asks to run outside the sandbox, with nothing to confine what it does, which only you can allow.", Touches: j.t}
 	}
 	return v
 }

@@ -363,9 +363,12 @@ func TestDecide(t *testing.T) {
 		{"sudo via env -S", sh("env -S'sudo ls'"), with(unattended), Refuse, "never"},
 		{"python inline", sh("python3 -c 'print(1)'"), with(), Allow, "mode"},
 		{"python script", sh("python3 scripts/gen.py"), with(askMode), Ask, "mode"},
-		{"unsandboxed unattended", Call{Tool: ToolShell, Command: "npm test", Unsandboxed: true}, with(unattended), Allow, ""},
+		// Leaving the sandbox is the person's to allow, in every mode (issue 13), Run unattended too.
+		{"unsandboxed unattended", Call{Tool: ToolShell, Command: "npm test", Unsandboxed: true}, with(unattended), Ask, "unsandboxed"},
+		{"unsandboxed unattended inline code", Call{Tool: ToolShell, Command: `python3 -c "print(1)"`, Unsandboxed: true}, with(unattended), Ask, "unsandboxed"},
+		{"unsandboxed floor still refused", Call{Tool: ToolShell, Command: "rm -rf ~", Unsandboxed: true}, with(unattended), Refuse, ""},
 		{"unsandboxed review outside", Call{Tool: ToolShell, Command: "cat /etc/hosts", Unsandboxed: true}, with(), Ask, "unsandboxed"},
-		{"unsandboxed review inside", Call{Tool: ToolShell, Command: "npm test", Unsandboxed: true}, with(), Allow, ""},
+		{"unsandboxed review inside", Call{Tool: ToolShell, Command: "npm test", Unsandboxed: true}, with(), Ask, "unsandboxed"},
 		{"unsandboxed ask", Call{Tool: ToolShell, Command: "ls", Unsandboxed: true}, with(askMode), Ask, "unsandboxed"},
 		{"cwd outside", Call{Tool: ToolShell, Command: "ls", Cwd: "/tmp"}, with(askMode), Ask, "mode"},
 		{"symlink to secret", Call{Tool: ToolShell, Command: "cat link"}, with(func(s *Settings) {
