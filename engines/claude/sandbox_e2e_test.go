@@ -52,4 +52,3 @@ func TestRealClaudeSandbox(t *testing.T) {
 		t.Errorf("the started event does not name Claude Code's sandbox: %+v", started)
 	}
 }
-

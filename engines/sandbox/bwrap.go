@@ -2,8 +2,8 @@ package sandbox
 
 import (
 	"os"
-	"slices"
 	"path/filepath"
+	"slices"
 
 	"github.com/ensemblework/ensemble/engines"
 )
