@@ -143,9 +143,10 @@ func (d *Driver) confinement(ctx context.Context, spec engines.Spec) (confinemen
 // policy is the run's sandbox as Ensemble's own applies it to the whole agent: the agent's home
 // (which tests keep under /tmp, which the sandbox makes its own) and the run's own folder of
 // config files read as they are.
-func (d *Driver) policy(spec engines.Spec, home, tmp string) engines.Sandbox {
+func (d *Driver) policy(spec engines.Spec, home, tmp, bin string) engines.Sandbox {
 	sb := spec.Sandbox
 	sb.AllowRead = append(slices.Clone(sb.AllowRead), agentHome(spec, home))
+	sb.AllowRead = append(sb.AllowRead, installOf(bin)...)
 	if tmp != "" {
 		sb.AllowRead = append(sb.AllowRead, tmp)
 	}
@@ -189,6 +190,20 @@ func (d *Driver) extra(spec engines.Spec, home string, env []string, tmp string)
 		x.Scratch[dir] = cp
 	}
 	return x, nil
+}
+
+// installOf are the folders the agent's program is installed in, which it reads wherever they
+// are (under another account's home, which the sandbox hides): the program's folder and, for an
+// npm package, the node_modules it lies in, both through its links and not.
+func installOf(bin string) []string {
+	out := []string{filepath.Dir(bin)}
+	if real, err := filepath.EvalSymlinks(bin); err == nil {
+		out = append(out, filepath.Dir(real))
+		if i := strings.Index(real, string(filepath.Separator)+"node_modules"+string(filepath.Separator)); i >= 0 {
+			out = append(out, real[:i+len("/node_modules")])
+		}
+	}
+	return out
 }
 
 // agentHome is the agent's HOME: the spec's, else the person's.
@@ -276,7 +291,7 @@ func (d *Driver) start(ctx context.Context, bin, home string, spec engines.Spec,
 		if xerr != nil {
 			return nil, fmt.Errorf("%s: start: %w", p.Name, xerr)
 		}
-		if prog, args, err = d.sys.Command(d.policy(spec, home, tmp), extra, spec.Folder, bin, args); err != nil {
+		if prog, args, err = d.sys.Command(d.policy(spec, home, tmp, bin), extra, spec.Folder, bin, args); err != nil {
 			return nil, err
 		}
 	}

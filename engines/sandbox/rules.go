@@ -13,8 +13,8 @@ type access uint8
 
 // In the order a rule for the same path is applied: the later one wins.
 const (
-	write     access = iota // read and change
-	allowRead               // read, inside a hidden path
+	allowRead access = iota // read, inside a hidden path (never narrows a writable one)
+	write                   // read and change
 	denyWrite               // read only, inside a writable path
 	denyRead                // hidden
 	scratch                 // shown as another folder (a copy made for the run), changes kept there

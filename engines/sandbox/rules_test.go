@@ -31,9 +31,10 @@ func TestRulesOrder(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("rules:\n got %v\nwant %v", got, want)
 	}
-	// The same path with two rules: the stricter one comes last and wins.
-	got = rules(engines.Sandbox{Write: []string{"/a"}, DenyRead: []string{"/a"}}, Extra{})
-	if want := []rule{{path: "/a", acc: write}, {path: "/a", acc: denyRead}}; !reflect.DeepEqual(got, want) {
+	// The same path with two rules: the stricter one comes last and wins, but reading never
+	// narrows writing.
+	got = rules(engines.Sandbox{Write: []string{"/a", "/b"}, DenyRead: []string{"/a"}, AllowRead: []string{"/b"}}, Extra{})
+	if want := []rule{{path: "/a", acc: write}, {path: "/a", acc: denyRead}, {path: "/b", acc: allowRead}, {path: "/b", acc: write}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("same path: got %v, want %v", got, want)
 	}
 }
