@@ -123,11 +123,6 @@ func (d *Driver) confinement(ctx context.Context, spec engines.Spec) (confinemen
 	case !spec.Sandbox.On:
 		return confinement{receipt: sandbox.Off}, nil
 	case p.Sandbox != nil && p.Sandbox(d.sys.GOOS):
-		if p.SandboxNeeds != nil {
-			if err := d.sys.Check(ctx, p.Title+"'s sandbox", p.SandboxNeeds(d.sys.GOOS)...); err != nil {
-				return confinement{}, err
-			}
-		}
 		return confinement{own: true, receipt: sandbox.Own(p.Name, p.Title)}, nil
 	}
 	var needs []string
@@ -156,7 +151,7 @@ func (d *Driver) policy(spec engines.Spec, home, tmp, bin string) engines.Sandbo
 // extra is what the agent needs inside Ensemble's sandbox: its state folders, made now (it could
 // not make them in its home from inside), and a copy in tmp of each folder it reads its settings
 // from, which it may change for the run and no longer.
-func (d *Driver) extra(spec engines.Spec, home string, env []string, tmp string) (sandbox.Extra, error) {
+func (d *Driver) extra(ctx context.Context, spec engines.Spec, home string, env []string, tmp, bin string) (sandbox.Extra, error) {
 	getenv := func(k string) string {
 		for i := len(env) - 1; i >= 0; i-- {
 			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
@@ -179,7 +174,11 @@ func (d *Driver) extra(spec engines.Spec, home string, env []string, tmp string)
 		return x, nil
 	}
 	x.Scratch = map[string]string{}
-	for i, dir := range d.p.Config(h, getenv) {
+	config := d.p.Config(h, getenv)
+	if len(d.p.Prime) > 0 && slices.ContainsFunc(config, emptyDir) {
+		d.prime(ctx, bin, env)
+	}
+	for i, dir := range config {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return x, err
 		}
@@ -190,6 +189,25 @@ func (d *Driver) extra(spec engines.Spec, home string, env []string, tmp string)
 		x.Scratch[dir] = cp
 	}
 	return x, nil
+}
+
+// emptyDir reports a folder with nothing in it, or none there.
+func emptyDir(dir string) bool {
+	es, err := os.ReadDir(dir)
+	return err != nil || len(es) == 0
+}
+
+// prime runs the agent once with its Prime arguments, outside the sandbox, so it unpacks itself
+// where the sandbox then keeps it read-only; its failure shows at the run's start.
+func (d *Driver) prime(ctx context.Context, bin string, env []string) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, d.p.Prime...)
+	cmd.Env = env
+	agentproc.OwnGroup(cmd)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		d.log.Warn("acp: the agent could not set itself up", "agent", d.p.Name, "err", err, "output", lastLine(string(out)))
+	}
 }
 
 // installOf are the folders the agent's program is installed in, which it reads wherever they
@@ -287,7 +305,7 @@ func (d *Driver) start(ctx context.Context, bin, home string, spec engines.Spec,
 	env := agentEnv(d.environ(), p, spec, path)
 	prog := bin
 	if conf.ours {
-		extra, xerr := d.extra(spec, home, env, tmp)
+		extra, xerr := d.extra(ctx, spec, home, env, tmp, bin)
 		if xerr != nil {
 			return nil, fmt.Errorf("%s: start: %w", p.Name, xerr)
 		}

@@ -32,6 +32,8 @@ type realAgent struct {
 	server         []enginetest.Option // for the scripted model
 	// beforeResume, when set, runs between the first run and the resumed one.
 	beforeResume func(t *testing.T, e *e2e)
+	// unsandboxed, when set, says why the agent is not run with the sandbox on.
+	unsandboxed string
 }
 
 func (a realAgent) newE2E(t *testing.T, bin string) *e2e {
@@ -57,6 +59,42 @@ func runRealAgent(t *testing.T, a realAgent, bin string) {
 	timed("AllowedAndRefused", func(t *testing.T) { testAllowedRefused(t, a.newE2E(t, bin)) })
 	timed("Resume", func(t *testing.T) { testResume(t, a, a.newE2E(t, bin)) })
 	timed("Stop", func(t *testing.T) { testStop(t, a.newE2E(t, bin)) })
+	if a.unsandboxed == "" {
+		timed("Sandboxed", func(t *testing.T) { testSandboxed(t, a.newE2E(t, bin)) })
+	}
+}
+
+// testSandboxed runs the agent with the sandbox on, whichever confines it here (its own, or
+// Ensemble's around the whole agent): what the judge lets through cannot change a folder in the
+// home or a start-up file, or read a key, and the work folder stays the agent's to change.
+func testSandboxed(t *testing.T, e *e2e) {
+	c := enginetest.NewCanaries(t, e.home)
+	e.server.Script(
+		enginetest.Shell(c.DeleteFolder),
+		enginetest.Shell(c.WriteBashrc),
+		enginetest.Shell("cat "+c.Key),
+		enginetest.Shell("echo made > made.txt"),
+		enginetest.Say("done"),
+	)
+	spec := e.spec("clean up")
+	write := []string{e.folder}
+	if tmp := e.env["TMPDIR"]; tmp != "" {
+		write = append(write, tmp)
+	}
+	spec.Sandbox = engines.Sandbox{On: true, Write: write, DenyRead: []string{filepath.Dir(c.Key)}}
+	if _, err := e.run(spec); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	c.Check(t, e.server)
+	if b, err := os.ReadFile(filepath.Join(e.folder, "made.txt")); err != nil || string(b) != "made\n" {
+		t.Errorf("the work folder's file: %q, %v", b, err)
+	}
+	started := e.host.of(engines.EventStarted)
+	if len(started) == 0 || started[0].Enforcement == nil || started[0].Enforcement.By == "" {
+		t.Errorf("the started event names no sandbox: %+v", started)
+	} else {
+		t.Logf("%s is confined by %q: %s", e.profile.Title, started[0].Enforcement.By, started[0].Enforcement.Note)
+	}
 }
 
 func testAllowedRefused(t *testing.T, e *e2e) {
@@ -398,7 +436,8 @@ func TestRealClaudeACP(t *testing.T) {
 	}
 	runRealAgent(t, realAgent{profile: claudeACP, env: enginetest.ClaudeACPEnv, loads: true,
 		unknownSession: "00000000-0000-4000-8000-000000000000",
-		server:         []enginetest.Option{enginetest.WithClassifier(classifyClaudeACP)}}, bin)
+		server:         []enginetest.Option{enginetest.WithClassifier(classifyClaudeACP)},
+		unsandboxed:    "Ensemble drives Claude Code through its own driver and Claude Code's own sandbox; this adapter only checks the ACP runner"}, bin)
 }
 
 // classifyClaudeACP is [enginetest.Classify] that also knows the side requests of Claude Code

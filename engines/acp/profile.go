@@ -33,8 +33,6 @@ type Profile struct {
 	// the Args of such an agent turn it on when spec.Sandbox.On is set. Any other agent runs inside
 	// Ensemble's own sandbox when the run's is on (package engines/sandbox).
 	Sandbox func(goos string) bool
-	// SandboxNeeds are the programs the agent's own sandbox needs on goos.
-	SandboxNeeds func(goos string) []string
 	// State are the folders the agent keeps its sessions, logs and caches in, given its home and
 	// environment: the only ones outside the run's that it may change inside Ensemble's sandbox.
 	State func(home string, getenv func(string) string) []string
@@ -42,6 +40,9 @@ type Profile struct {
 	// missing: made before it starts, and read-only inside Ensemble's sandbox (a command there
 	// could otherwise plant settings for the next run).
 	Config func(home string, getenv func(string) string) []string
+	// Prime are the arguments that make the agent set up its Config folders (unpack itself), run
+	// once outside the sandbox, with no model and no run, when one of them is empty.
+	Prime []string
 	// MCPFile: the run's MCP server goes in a config file named on the command line (Copilot takes
 	// only http MCP servers from the client), not in session/new.
 	MCPFile bool
@@ -83,8 +84,6 @@ func inHome(rel ...string) func(home string, _ func(string) string) []string {
 		return out
 	}
 }
-
-func onlyDarwin(goos string) bool { return goos == "darwin" }
 
 func always(string) bool { return true }
 
@@ -131,9 +130,6 @@ func Profiles() []Profile {
 					}
 				}
 				a = append(a, "--disallow-temp-dir")
-				if spec.Sandbox.On {
-					a = append(a, "--sandbox")
-				}
 				a = withModel(a, spec)
 				if spec.Effort != "" {
 					a = append(a, "--reasoning-effort", spec.Effort)
@@ -144,28 +140,26 @@ func Profiles() []Profile {
 			Env:   func(engines.Spec) map[string]string { return map[string]string{"COPILOT_AUTO_UPDATE": "false"} },
 			Drop:  []string{"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_ALLOW_ALL", "COPILOT_ASSISTED_APPROVAL"},
 			Login: "copilot login",
-			// Seatbelt on macOS; bubblewrap with a private network on Linux.
-			Sandbox: func(goos string) bool { return goos == "darwin" || goos == "linux" },
-			SandboxNeeds: func(goos string) []string {
-				if goos == "linux" {
-					return []string{"bwrap", "slirp4netns", "unshare", "nsenter", "iptables"}
-				}
-				return nil
+			// Copilot's own --sandbox (1.0.102) lets commands write the whole home and read its
+			// keys by default (tried: the canaries of the sandbox tests fell), so Ensemble's holds it.
+			// It runs the code it unpacks into its cache, which no command may change.
+			Sandbox: never, State: inHome(".copilot"),
+			Config: func(home string, getenv func(string) string) []string {
+				return []string{xdg(home, getenv, "XDG_CACHE_HOME", ".cache", "copilot")}
 			},
+			Prime: []string{"--version"},
 			Mode:      "agent",
 			ConfigOff: []string{"allow_all"},
 		},
 		{
 			Name: "gemini", Title: "Gemini CLI", Programs: []string{"gemini"},
 			Args: func(spec engines.Spec, _ string) []string {
-				a := []string{"--acp", "--approval-mode", "default"}
-				if spec.Sandbox.On {
-					a = append(a, "--sandbox")
-				}
-				return withModel(a, spec)
+				return withModel([]string{"--acp", "--approval-mode", "default"}, spec)
 			},
 			ModelFlag: true, ChatArgs: geminiChatArgs,
-			Login: "gemini", Sandbox: onlyDarwin, State: inHome(".gemini"),
+			// Its own --sandbox is Docker or Podman on Linux, and on macOS a Seatbelt profile that
+			// still reads every file (keys too), so Ensemble's holds it.
+			Login: "gemini", Sandbox: never, State: inHome(".gemini"),
 		},
 		{
 			Name: "opencode", Title: "OpenCode", Programs: []string{"opencode"},
@@ -195,14 +189,11 @@ func Profiles() []Profile {
 		{
 			Name: "qwen", Title: "Qwen Code", Programs: []string{"qwen"},
 			Args: func(spec engines.Spec, _ string) []string {
-				a := []string{"--acp", "--approval-mode", "default"}
-				if spec.Sandbox.On {
-					a = append(a, "--sandbox")
-				}
-				return withModel(a, spec)
+				return withModel([]string{"--acp", "--approval-mode", "default"}, spec)
 			},
 			ModelFlag: true,
-			Login:     "qwen", Sandbox: onlyDarwin, State: inHome(".qwen"),
+			// Built from Gemini CLI, with the same sandbox: Ensemble's holds it.
+			Login: "qwen", Sandbox: never, State: inHome(".qwen"),
 		},
 		{
 			Name: "kimi", Title: "Kimi Code", Programs: []string{"kimi"},

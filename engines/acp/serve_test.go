@@ -419,13 +419,14 @@ func TestSandboxChoice(t *testing.T) {
 		{"kimi", linux, true, "ensemble", ""},
 		{"vibe", linux, true, "ensemble", ""},
 		{"gemini", linux, true, "ensemble", ""},
-		{"gemini", mac, true, "gemini", ""},
+		{"gemini", mac, true, "ensemble", ""},
 		{"qwen", linux, true, "ensemble", ""},
-		{"qwen", mac, true, "qwen", ""},
+		{"qwen", mac, true, "ensemble", ""},
 		{"cursor", linux, true, "cursor", ""},
 		{"cursor", windows, true, "cursor", ""},
-		{"copilot", linux, true, "", "GitHub Copilot's sandbox needs slirp4netns, unshare, nsenter and iptables"},
-		{"copilot", mac, true, "copilot", ""},
+		{"copilot", linux, true, "ensemble", ""},
+		{"copilot", bare, true, "", "Ensemble's sandbox for GitHub Copilot, which has no OS sandbox of its own here, needs bwrap"},
+		{"copilot", mac, true, "ensemble", ""},
 		{"copilot", windows, true, "", "does not run on Windows itself"},
 	}
 	for _, c := range cases {
