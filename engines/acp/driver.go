@@ -135,93 +135,19 @@ func (d *Driver) confinement(ctx context.Context, spec engines.Spec) (confinemen
 	return confinement{ours: true, receipt: sandbox.Whole(p.Title)}, nil
 }
 
-// policy is the run's sandbox as Ensemble's own applies it to the whole agent: the agent's home
-// (which tests keep under /tmp, which the sandbox makes its own) and the run's own folder of
-// config files read as they are.
-func (d *Driver) policy(spec engines.Spec, home, tmp, bin string) engines.Sandbox {
-	sb := spec.Sandbox
-	sb.AllowRead = append(slices.Clone(sb.AllowRead), agentHome(spec, home))
-	sb.AllowRead = append(sb.AllowRead, installOf(bin)...)
-	if tmp != "" {
-		sb.AllowRead = append(sb.AllowRead, tmp)
-	}
-	return sb
-}
-
-// extra is what the agent needs inside Ensemble's sandbox: its state folders, made now (it could
-// not make them in its home from inside), and a copy in tmp of each folder it reads its settings
-// from, which it may change for the run and no longer.
-func (d *Driver) extra(ctx context.Context, spec engines.Spec, home string, env []string, tmp, bin string) (sandbox.Extra, error) {
-	getenv := func(k string) string {
-		for i := len(env) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
-				return v
-			}
-		}
-		return ""
-	}
+// agent is the agent as Ensemble's sandbox holds it whole.
+func (d *Driver) agent(spec engines.Spec, home string, env []string, tmp, bin string, args []string) sandbox.Agent {
 	h := agentHome(spec, home)
-	var x sandbox.Extra
+	getenv := func(k string) string { return sandbox.Getenv(env, k) }
+	a := sandbox.Agent{Name: d.p.Name, Bin: bin, Args: args, Env: env, Folder: spec.Folder, Home: h, Tmp: tmp,
+		Prime: d.p.Prime, Log: d.log}
 	if d.p.State != nil {
-		x.Write = d.p.State(h, getenv)
+		a.State = d.p.State(h, getenv)
 	}
-	for _, dir := range x.Write {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return x, err
-		}
+	if d.p.Config != nil {
+		a.Config = d.p.Config(h, getenv)
 	}
-	if d.p.Config == nil {
-		return x, nil
-	}
-	x.Scratch = map[string]string{}
-	config := d.p.Config(h, getenv)
-	if len(d.p.Prime) > 0 && slices.ContainsFunc(config, emptyDir) {
-		d.prime(ctx, bin, env)
-	}
-	for i, dir := range config {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return x, err
-		}
-		cp := filepath.Join(tmp, fmt.Sprintf("settings-%d", i))
-		if err := scratchCopy(dir, cp); err != nil {
-			return x, err
-		}
-		x.Scratch[dir] = cp
-	}
-	return x, nil
-}
-
-// emptyDir reports a folder with nothing in it, or none there.
-func emptyDir(dir string) bool {
-	es, err := os.ReadDir(dir)
-	return err != nil || len(es) == 0
-}
-
-// prime runs the agent once with its Prime arguments, outside the sandbox, so it unpacks itself
-// where the sandbox then keeps it read-only; its failure shows at the run's start.
-func (d *Driver) prime(ctx context.Context, bin string, env []string) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, d.p.Prime...)
-	cmd.Env = env
-	agentproc.OwnGroup(cmd)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		d.log.Warn("acp: the agent could not set itself up", "agent", d.p.Name, "err", err, "output", lastLine(string(out)))
-	}
-}
-
-// installOf are the folders the agent's program is installed in, which it reads wherever they
-// are (under another account's home, which the sandbox hides): the program's folder and, for an
-// npm package, the node_modules it lies in, both through its links and not.
-func installOf(bin string) []string {
-	out := []string{filepath.Dir(bin)}
-	if real, err := filepath.EvalSymlinks(bin); err == nil {
-		out = append(out, filepath.Dir(real))
-		if i := strings.Index(real, string(filepath.Separator)+"node_modules"+string(filepath.Separator)); i >= 0 {
-			out = append(out, real[:i+len("/node_modules")])
-		}
-	}
-	return out
+	return a
 }
 
 // agentHome is the agent's HOME: the spec's, else the person's.
@@ -305,11 +231,7 @@ func (d *Driver) start(ctx context.Context, bin, home string, spec engines.Spec,
 	env := agentEnv(d.environ(), p, spec, path)
 	prog := bin
 	if conf.ours {
-		extra, xerr := d.extra(ctx, spec, home, env, tmp, bin)
-		if xerr != nil {
-			return nil, fmt.Errorf("%s: start: %w", p.Name, xerr)
-		}
-		if prog, args, err = d.sys.Command(d.policy(spec, home, tmp, bin), extra, spec.Folder, bin, args); err != nil {
+		if prog, args, err = d.sys.Wrap(ctx, spec.Sandbox, d.agent(spec, home, env, tmp, bin, args)); err != nil {
 			return nil, err
 		}
 	}

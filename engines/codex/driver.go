@@ -75,22 +75,35 @@ func (d *Driver) Start(ctx context.Context, spec engines.Spec, host engines.Host
 	if err != nil {
 		return nil, err
 	}
+	enf := sandbox.Off
 	if spec.Sandbox.On {
-		if _, err := d.sandbox(ctx); err != nil {
+		if enf, err = d.sandbox(ctx); err != nil {
 			return nil, err
 		}
 	}
-	return start(ctx, d, bin, home, spec, host)
+	return start(ctx, d, bin, home, spec, host, enf)
 }
 
-// sandbox checks that Codex's own sandbox can run here. Codex brings its own bubblewrap on Linux,
-// Seatbelt on macOS and a sandbox of its own on Windows; on Linux it needs the namespaces
-// bubblewrap makes.
+// sandbox checks that the sandbox a run of Codex needs can run here. On Linux and macOS Codex
+// runs whole inside Ensemble's: under the untrusted policy Codex re-runs a command the judge
+// allowed outside its own sandbox, without asking, when its sandbox stopped it (seen as
+// codex.sandbox_outcome "escalated"), so its own cannot hold the line alone. On Linux Codex's own
+// sandbox works inside too (for the run's internet setting); macOS cannot nest Seatbelt. Windows
+// has only Codex's own.
 func (d *Driver) sandbox(ctx context.Context) (engines.Enforcement, error) {
-	if d.sys.GOOS == "linux" {
-		if err := d.sys.Check(ctx, "Codex's sandbox"); err != nil {
+	switch d.sys.GOOS {
+	case "linux":
+		if err := d.sys.Check(ctx, "Ensemble's sandbox for Codex", "bwrap"); err != nil {
 			return engines.Enforcement{}, err
 		}
+		enf := sandbox.Whole("Codex")
+		enf.Note = "Ensemble's OS sandbox confines Codex and everything it starts to the run's folders, with Codex's own sandbox inside it, and the judge decides each call."
+		return enf, nil
+	case "darwin":
+		if err := d.sys.Check(ctx, "Ensemble's sandbox for Codex"); err != nil {
+			return engines.Enforcement{}, err
+		}
+		return sandbox.Whole("Codex"), nil
 	}
 	return sandbox.Own("codex", "Codex"), nil
 }

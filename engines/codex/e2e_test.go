@@ -64,7 +64,9 @@ func newE2E(t *testing.T, bin string) *e2e {
 }
 
 func (e *e2e) spec(prompt string) engines.Spec {
-	return engines.Spec{Folder: e.folder, Prompt: prompt, Env: map[string]string{
+	// HOME a throwaway beside CODEX_HOME: Codex snapshots the login shell, and this computer's own
+	// shell start-up files are not the test's.
+	return engines.Spec{Folder: e.folder, Prompt: prompt, Home: filepath.Dir(e.codexHome), Env: map[string]string{
 		"CODEX_HOME":                  e.codexHome,
 		"TMPDIR":                      e.tmp,
 		enginetest.CodexProviderKey:   "dummy",

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -41,14 +43,24 @@ type run struct {
 	err error
 }
 
-func start(ctx context.Context, d *Driver, bin, home string, spec engines.Spec, host engines.Host) (*run, error) {
+func start(ctx context.Context, d *Driver, bin, home string, spec engines.Spec, host engines.Host, enf engines.Enforcement) (*run, error) {
 	path := strings.Join(agentproc.TrustedPath(home, spec.Folder), string(os.PathListSeparator))
+	env := agentEnv(d.environ(), spec.Home, path, spec.Env)
+	prog, args := bin, []string{"app-server"}
+	if enf.Whole {
+		var err error
+		if prog, args, err = d.sys.Wrap(ctx, wholeSandbox(spec.Sandbox, env), wholeAgent(spec, home, env, bin, args, d.log)); err != nil {
+			return nil, err
+		}
+		// Seatbelt cannot nest: on macOS Ensemble's is the only one.
+		spec.Sandbox.On = d.sys.GOOS == "linux"
+	}
 	proc, err := agentproc.Start(agentproc.Command{
 		Name:        "codex",
-		Path:        bin,
-		Args:        []string{"app-server"},
+		Path:        prog,
+		Args:        args,
 		Dir:         spec.Folder,
-		Env:         agentEnv(d.environ(), spec.Home, path, spec.Env),
+		Env:         env,
 		InstallHint: installHint,
 		Graces:      agentproc.Graces{Interrupt: interruptGrace, Close: closeGrace, Term: termGrace, Drain: drainGrace},
 		Log:         d.log,
@@ -58,10 +70,6 @@ func start(ctx context.Context, d *Driver, bin, home string, spec engines.Spec, 
 	}
 
 	r := &run{proc: proc, log: d.log}
-	enf := sandbox.Off
-	if spec.Sandbox.On {
-		enf = sandbox.Own("codex", "Codex")
-	}
 	r.sess = newSession(sandbox.Receipt(host, enf), spec.Folder, d.log)
 	r.sess.sandboxed = spec.Sandbox.On
 	r.sess.ended = proc.CloseInput // one brief, one turn: codex exits when stdin ends
@@ -76,6 +84,24 @@ func start(ctx context.Context, d *Driver, bin, home string, spec engines.Spec, 
 	})
 	go r.begin(spec)
 	return r, nil
+}
+
+// wholeSandbox is the run's sandbox for Codex held whole by Ensemble's: its config file, which
+// can start programs, is not Codex's commands' to change wherever CODEX_HOME is.
+func wholeSandbox(sb engines.Sandbox, env []string) engines.Sandbox {
+	sb.DenyWrite = append(slices.Clone(sb.DenyWrite), filepath.Join(codexHomeOf(env), "config.toml"))
+	return sb
+}
+
+// wholeAgent is Codex as Ensemble's sandbox holds it: CODEX_HOME (its threads, logs and helpers)
+// writable, its own sign-in there readable.
+func wholeAgent(spec engines.Spec, home string, env []string, bin string, args []string, log *slog.Logger) sandbox.Agent {
+	codexHome := codexHomeOf(env)
+	if spec.Home != "" {
+		home = spec.Home
+	}
+	return sandbox.Agent{Name: "codex", Bin: bin, Args: args, Env: env, Folder: spec.Folder, Home: home,
+		State: []string{codexHome}, Own: []string{filepath.Join(codexHome, "auth.json")}, Log: log}
 }
 
 // thread is the part of thread/start's and thread/resume's answer the driver

@@ -6,8 +6,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -43,7 +45,42 @@ const EnvNetns = "ENGINETEST_NETNS"
 // then it fails, so a CI run cannot pass without having run it.
 func InLoopbackNamespace(t *testing.T) bool {
 	t.Helper()
+	return inNamespace(t, nil)
+}
+
+// InLoopbackNamespaceWithout is [InLoopbackNamespace] on a computer without the programs named
+// (bwrap, socat): inside, a mount namespace of its own has /dev/null over each, wherever it is,
+// so a test sees what a person without them sees.
+func InLoopbackNamespaceWithout(t *testing.T, programs ...string) bool {
+	t.Helper()
+	var hide []string
+	for _, p := range programs {
+		for _, d := range []string{"/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin"} {
+			if fi, err := os.Stat(d + "/" + p); err == nil && !fi.IsDir() {
+				if real, err := filepath.EvalSymlinks(d + "/" + p); err == nil && !slices.Contains(hide, real) {
+					hide = append(hide, real)
+				}
+			}
+		}
+		if found, err := exec.LookPath(p); err == nil {
+			if real, err := filepath.EvalSymlinks(found); err == nil && !slices.Contains(hide, real) {
+				hide = append(hide, real)
+			}
+		}
+	}
+	return inNamespace(t, hide)
+}
+
+func inNamespace(t *testing.T, hide []string) bool {
+	t.Helper()
 	if os.Getenv(EnvNetns) == t.Name() {
+		for _, p := range hide {
+			if _, err := exec.LookPath(filepath.Base(p)); err == nil {
+				if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
+					t.Fatalf("enginetest: %s is still there inside the namespace", p)
+				}
+			}
+		}
 		checkLoopbackOnly(t)
 		return true
 	}
@@ -64,8 +101,17 @@ func InLoopbackNamespace(t *testing.T) bool {
 	if err != nil {
 		CannotRun(t, "ip (iproute2) is not installed; it brings loopback up in the namespace")
 	}
-	cmd := exec.Command(unshare, "-n", "--", "/bin/sh", "-c", `"$0" link set lo up && exec "$@"`,
+	script := `"$0" link set lo up`
+	flags := []string{"-n"}
+	for _, p := range hide {
+		script += ` && mount --bind /dev/null '` + p + `'`
+	}
+	if len(hide) > 0 {
+		flags = append(flags, "-m")
+	}
+	args := append(flags, "--", "/bin/sh", "-c", script+` && exec "$@"`,
 		ip, os.Args[0], "-test.run="+runPattern(t.Name()), "-test.count=1", "-test.v")
+	cmd := exec.Command(unshare, args...)
 	if d, ok := t.Deadline(); ok {
 		cmd.Args = append(cmd.Args, "-test.timeout="+fmt.Sprint(timeUntil(d)))
 	}

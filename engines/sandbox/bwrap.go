@@ -38,14 +38,16 @@ func realPath(p string) string {
 }
 
 // bwrapArgs is bubblewrap's command line (without the program) that runs argv in folder under
-// sb: the whole system read-only, its own /dev, /proc and /tmp, its own process namespace (no
-// other process's memory or environment to read, and all of it ends with the agent), every rule
+// sb: the whole system read-only, its own /dev, /proc and /tmp, its own user and process
+// namespaces (no other process's memory or environment to read, and all of it ends with the
+// agent), every rule
 // a mount in the order [rules] gives, then the hidden folders made read-only. stat and real see
 // the computer's files (os.Stat and filepath.EvalSymlinks outside tests).
 func bwrapArgs(sb engines.Sandbox, extra Extra, folder string, argv []string, stat func(string) kind, real func(string) string) []string {
 	a := []string{
-		"--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-		"--cap-drop", "ALL",
+		// A user namespace of its own even for root: its capabilities reach nothing outside, the
+		// mounts made here cannot be undone from inside, and an agent's own sandbox can nest.
+		"--die-with-parent", "--new-session", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
 		"--ro-bind", "/", "/",
 		"--dev", "/dev",
 		"--proc", "/proc",

@@ -49,7 +49,7 @@ func TestBwrapArgs(t *testing.T) {
 	}
 	got := strings.Join(bwrapArgs(sb, Extra{Scratch: map[string]string{"/home/me/.ssh": "/elsewhere"}}, "/data/workspace/runs/x", []string{"/bin/agent", "acp"}, stat, same), " ")
 	for _, want := range []string{
-		"--unshare-pid", "--die-with-parent", "--cap-drop ALL", "--ro-bind / /", "--dev /dev", "--proc /proc", "--tmpfs /tmp",
+		"--unshare-user", "--unshare-pid", "--die-with-parent", "--ro-bind / /", "--dev /dev", "--proc /proc", "--tmpfs /tmp",
 		"--tmpfs /data --ro-bind /dev/null /home/me/.netrc --tmpfs /home/me/.ssh --bind /elsewhere /home/me/.ssh --bind /data/workspace/runs/x /data/workspace/runs/x",
 		"--remount-ro /data --chdir",
 		"--chdir /data/workspace/runs/x -- /bin/agent acp",
