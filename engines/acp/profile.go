@@ -147,7 +147,7 @@ func Profiles() []Profile {
 			Config: func(home string, getenv func(string) string) []string {
 				return []string{xdg(home, getenv, "XDG_CACHE_HOME", ".cache", "copilot")}
 			},
-			Prime: []string{"--version"},
+			Prime:     []string{"--version"},
 			Mode:      "agent",
 			ConfigOff: []string{"allow_all"},
 		},
