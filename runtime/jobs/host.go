@@ -199,7 +199,8 @@ func (r *run) Event(ev engines.Event) {
 		if oc.secret {
 			out = "(not kept: the call read a secrets file)"
 		}
-		stopped := ev.Failed && r.enforcement != nil && r.enforcement.By != "" && sandboxStopped(ev.Output)
+		// Not every agent marks a command that exited non-zero as failed: its output tells.
+		stopped := r.enforcement != nil && r.enforcement.By != "" && sandboxStopped(ev.Output)
 		r.rec.add(KindToolEnd, Trace{Step: oc.step, Tool: ev.Tool, ToolID: ev.ToolID, Output: out, Failed: ev.Failed,
 			DurationMs: time.Since(oc.at).Milliseconds(), SandboxStopped: stopped}, nil)
 	case engines.EventUsage:
