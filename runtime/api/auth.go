@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ensemblework/ensemble/runtime/httpin"
 )
 
 const (
@@ -100,8 +102,8 @@ func (s *Server) authed(next http.Handler) http.Handler {
 }
 
 func (s *Server) authenticate(r *http.Request) (bool, error) {
-	if h := r.Header.Get("Authorization"); h != "" {
-		tok, ok := strings.CutPrefix(h, "Bearer ")
+	if r.Header.Get("Authorization") != "" {
+		tok, ok := httpin.Bearer(r.Header)
 		return ok && s.opts.Token.Equal(tok), nil
 	}
 	if c, err := r.Cookie(deviceCookie); err == nil && s.opts.Relay != "" {

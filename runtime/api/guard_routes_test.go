@@ -197,9 +197,10 @@ func requestFor(pattern string) (method, path string) {
 }
 
 // TestEveryRouteIsGuarded walks every route Handler mounts: without a credential each answers 401
-// (but the public ones and those with their own rules), and with the launch token each refuses a
-// Host that is not this computer and an Origin that is not the runtime's own with 403, WebSocket
-// upgrades included.
+// (but the public ones and those with their own rules); the launch token is taken after "Bearer" in
+// any case of the word; and with the launch token each refuses a Host that is not this computer or
+// whose port is not a number, and an Origin that is not exactly the runtime's own (one with a user
+// or a path included), with 403, WebSocket upgrades included.
 func TestEveryRouteIsGuarded(t *testing.T) {
 	srv, tok := fullServer(t)
 	patterns := mountedPatterns(t)
@@ -260,10 +261,33 @@ func TestEveryRouteIsGuarded(t *testing.T) {
 					}
 				}
 			}
+			// The scheme's name is matched in any case; the token is not.
+			if access == byToken {
+				for _, scheme := range []string{"bearer", "BEARER", "bEaReR"} {
+					if got := send(t, method, path, map[string]string{"Authorization": scheme + " " + tok.Reveal()}); got == 401 || got == 403 {
+						t.Errorf("Authorization: %s <launch token>: %d", scheme, got)
+					}
+				}
+				if got := send(t, method, path, map[string]string{"Authorization": "Bearer " + strings.ToUpper(tok.Reveal())}); got != 401 {
+					t.Errorf("the launch token in another case: %d, want 401", got)
+				}
+			}
 			// The guard, with the launch token, for every route.
+			port := strings.Split(srv.URL, ":")[2]
+			own := strings.TrimPrefix(srv.URL, "http://")
 			for _, h := range []map[string]string{
 				{"Host": "evil.example"},
-				{"Host": "evil.example:" + strings.Split(srv.URL, ":")[2]},
+				{"Host": "evil.example:" + port},
+				{"Host": "127.0.0.1:" + port + "x"},
+				{"Host": "127.0.0.1:+" + port},
+				{"Host": "127.0.0.1:0x" + port},
+				{"Host": "127.0.0.1:99999"},
+				{"Host": "127.0.0.1:"},
+				{"Origin": "http://evil@" + own},
+				{"Origin": "http://user:pass@" + own},
+				{"Origin": srv.URL + "/"},
+				{"Origin": srv.URL + "/api/tasks"},
+				{"Origin": srv.URL + "?x=1"},
 				{"Host": "127.0.0.1.evil.example"},
 				{"Host": "localhost.evil.example"},
 				{"Origin": "http://evil.example"},

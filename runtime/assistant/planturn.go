@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/runtime/httpin"
 	"github.com/ensemblework/ensemble/runtime/loopback"
 	"github.com/ensemblework/ensemble/runtime/models"
 )
@@ -79,7 +80,7 @@ func hashSecret(s string) string {
 // of a turn that is running, or from off this computer, it gets 401.
 func (s *Service) PlanMCP() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		secret, ok := httpin.Bearer(r.Header)
 		s.mu.Lock()
 		pt := s.planTurns[hashSecret(secret)]
 		s.mu.Unlock()
