@@ -371,6 +371,67 @@ func TestEventsReplayExactlyWhatWasMissed(t *testing.T) {
 	}
 }
 
+// TestEventsResetAClientAheadOfTheLog: a client resuming from a seq the log never reached (the data
+// folder was restored from a backup), by Last-Event-ID, ?since= or ?after=, is sent "reset" first,
+// with the newest seq as its id, then follows live from there; one resuming from the newest is not.
+func TestEventsResetAClientAheadOfTheLog(t *testing.T) {
+	f := newFixture(t)
+	f.call(t, "POST", "/api/tasks", `{"title": "one"}`)
+	newest, err := events.Last(context.Background(), f.store.Reader())
+	if err != nil || newest == 0 {
+		t.Fatalf("newest %d, %v", newest, err)
+	}
+	open := func(t *testing.T, hdr, query string) io.ReadCloser {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		t.Cleanup(cancel)
+		req, _ := http.NewRequestWithContext(ctx, "GET", f.srv.URL+"/api/events"+query, nil)
+		req.Header.Set("Authorization", "Bearer "+f.token.Reveal())
+		if hdr != "" {
+			req.Header.Set("Last-Event-ID", hdr)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("events: %v %v", resp, err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp.Body
+	}
+	for _, c := range []struct {
+		name, header, query string
+		ahead               int64
+	}{
+		{"Last-Event-ID", "%d", "", 1000}, {"since", "", "?since=%d", 1000}, {"after", "", "?after=%d", 1000}, {"one ahead", "%d", "", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			newest, _ = events.Last(context.Background(), f.store.Reader())
+			hdr, query := c.header, c.query
+			if hdr != "" {
+				hdr = fmt.Sprintf(hdr, newest+c.ahead)
+			} else {
+				query = fmt.Sprintf(query, newest+c.ahead)
+			}
+			body := open(t, hdr, query)
+			got := readSSE(t, body, 1)
+			if len(got) != 1 || got[0].Kind != KindReset || got[0].Seq != newest || string(got[0].Data) != fmt.Sprintf(`{"newest":%d}`, newest) {
+				t.Fatalf("first event %+v, want reset with id %d", got, newest)
+			}
+			_, task := f.call(t, "POST", "/api/tasks", `{"title": "after the reset"}`)
+			live := readSSE(t, body, 1)
+			if len(live) != 1 || live[0].Kind != "task.created" || !strings.Contains(string(live[0].Data), task["id"].(string)) {
+				t.Errorf("after the reset: %+v", live)
+			}
+		})
+	}
+	newest, _ = events.Last(context.Background(), f.store.Reader())
+	// From the newest itself: nothing to reset, the next event is the next change.
+	body := open(t, fmt.Sprint(newest), "")
+	f.call(t, "POST", "/api/tasks", `{"title": "two"}`)
+	if got := readSSE(t, body, 1); len(got) != 1 || got[0].Kind != "task.created" {
+		t.Errorf("resuming from the newest: %v", got)
+	}
+}
+
 func TestEventsKeepaliveAndBadResumePoint(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
