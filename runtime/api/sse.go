@@ -50,7 +50,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, after, restart i
 		s.fail(w, r, err)
 		return
 	}
-	reset := after > newest
+	asked, reset := after, after > newest
 	if reset {
 		after = restart
 	}
@@ -74,6 +74,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, after, restart i
 		return
 	}
 	if reset {
+		s.log.Info("event stream: a client resumed from past the newest event; told to reset", "from", asked, "newest", newest)
 		// Its id is the newest seq, so the client's next reconnect resumes from here.
 		if err := send(func(w io.Writer) error {
 			_, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: {\"newest\":%d}\n\n", newest, KindReset, newest)

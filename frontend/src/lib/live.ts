@@ -8,6 +8,7 @@
 
 import { TASK_EVENT_KINDS } from './board';
 import type { LiveEvent } from './types';
+import { apiURL } from './session';
 
 export type LiveState = 'connecting' | 'live' | 'reconnecting';
 
@@ -47,7 +48,7 @@ export function connectLive(opts: LiveOptions): { close: () => void } {
 
   const open = (restart: boolean) => {
     opts.onState(restart ? 'reconnecting' : 'connecting');
-    const src = new ES(url, { withCredentials: true });
+    const src = new ES(apiURL(url), { withCredentials: true });
     es = src;
     src.onopen = () => {
       attempt = 0;
