@@ -115,7 +115,7 @@ func TestUIProfilesInSettingsAndAssign(t *testing.T) {
 	// A task's Assign dialog starts from the starred profile, its fields filled in.
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(rt.URL+"/#/"),
-		chromedp.WaitVisible(chromedp.CSS(`#quick-add`)),
+		chromedp.WaitEnabled(chromedp.CSS(`#quick-add`)),
 		chromedp.SendKeys(chromedp.CSS("#quick-add"), "Make a file\n"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-status="todo"] [data-task-id]`)),
 		chromedp.Click(chromedp.CSS(`[data-status="todo"] [data-task-id]`)),
