@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -55,6 +56,11 @@ func TestTasksCommands(t *testing.T) {
 	dest := filepath.Join(t.TempDir(), "copy.db")
 	if code, out = ensemble(t, data, "backup", dest); code != 0 || !strings.HasPrefix(out, "Backed up ") {
 		t.Errorf("backup: %d %q", code, out)
+	}
+	if fi, err := os.Stat(dest); err != nil {
+		t.Error(err)
+	} else if fi.Mode().Perm() != 0o600 {
+		t.Errorf("the backup is %o, want 600", fi.Mode().Perm())
 	}
 	if code, out = ensemble(t, data, "backup", dest); code != 1 || !strings.Contains(out, "already exists") {
 		t.Errorf("backup over a file: %d %q", code, out)

@@ -31,9 +31,11 @@ Closing the window stops the runtime it started, as Ctrl-C stops 'ensemble serve
 
 // desktopSession is what the window shows: a runtime it started (rt) or one already running.
 type desktopSession struct {
-	dir    string
-	rt     *Runtime // nil when the window shows a runtime started elsewhere
-	signin func(ctx context.Context) (string, error)
+	dir string
+	rt  *Runtime // nil when the window shows a runtime started elsewhere
+	// signin is a link that signs the window in; signinPage one to the sign-in page, for a browser,
+	// where the person chooses whether to stay signed in.
+	signin, signinPage func(ctx context.Context) (string, error)
 }
 
 func runDesktop(ctx context.Context, g *globals) error {
@@ -53,8 +55,10 @@ func runDesktop(ctx context.Context, g *globals) error {
 	case err == nil:
 		s.rt = rt
 		s.signin = func(context.Context) (string, error) { return rt.SigninURL(), nil }
+		s.signinPage = func(context.Context) (string, error) { return rt.SigninPageURL(), nil }
 	case errors.Is(err, errAlreadyRunning):
 		s.signin = func(ctx context.Context) (string, error) { return remoteSignin(ctx, g) }
+		s.signinPage = s.signin
 	default:
 		return err
 	}

@@ -47,14 +47,15 @@ changes) to create and update them.
 
 Editors launch 'ensemble mcp' themselves and speak MCP over its stdin and stdout. With --http it
 serves Streamable HTTP at http://127.0.0.1:4010/mcp instead (CONTEXT_BRIDGE_PORT changes the
-port; CONTEXT_BRIDGE_HOST must be 127.0.0.1, localhost or ::1; CONTEXT_BRIDGE_HTTP_TOKEN, when
-set, is required as a bearer token, and only then does the HTTP bridge read or write files on
-this computer).
+port; CONTEXT_BRIDGE_HOST must be 127.0.0.1, localhost or ::1). Any program on this computer can
+reach that port, so --http refuses to start without a token: set CONTEXT_BRIDGE_HTTP_TOKEN to a
+random secret of at least 16 characters, and every request must carry it as
+Authorization: Bearer <token>; nothing reads or writes through the HTTP bridge without it.
 
 The bridge uses the ens_ key in ENSEMBLE_KEY (make one with 'ensemble keys create NAME') and
 finds the running runtime through api.json in the data folder.`,
 		Example: `  ensemble mcp
-  ENSEMBLE_KEY=ens_… ensemble mcp --http
+  ENSEMBLE_KEY=ens_… CONTEXT_BRIDGE_HTTP_TOKEN=$(openssl rand -hex 32) ensemble mcp --http
   ensemble mcp setup claude`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -86,7 +87,9 @@ finds the running runtime through api.json in the data folder.`,
 				port = "4010"
 			}
 			token := os.Getenv("CONTEXT_BRIDGE_HTTP_TOKEN")
-			cfg.Local = token != ""
+			if err := bridge.CheckHTTPToken(token); err != nil {
+				return err
+			}
 			ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
 			if err != nil {
 				return fmt.Errorf("the context bridge cannot listen on %s: %w", net.JoinHostPort(host, port), err)
@@ -106,7 +109,7 @@ finds the running runtime through api.json in the data folder.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&useHTTP, "http", false, "serve Streamable HTTP on 127.0.0.1:4010/mcp instead of stdio")
+	cmd.Flags().BoolVar(&useHTTP, "http", false, "serve Streamable HTTP on 127.0.0.1:4010/mcp instead of stdio; needs CONTEXT_BRIDGE_HTTP_TOKEN")
 	cmd.Flags().StringVar(&key, "key", "", "the ens_ key (default $ENSEMBLE_KEY); prefer the environment, which other users cannot read")
 	cmd.AddCommand(newMCPSetupCmd(g))
 	return cmd

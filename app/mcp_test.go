@@ -80,6 +80,21 @@ func TestMCPHTTPRefusesOtherHosts(t *testing.T) {
 	}
 }
 
+// TestMCPHTTPNeedsAToken: any program on the computer can reach the HTTP bridge's port, so it does
+// not start without a token, nor with a short one, and says what to set.
+func TestMCPHTTPNeedsAToken(t *testing.T) {
+	for token, want := range map[string]string{"": "needs a token", "short": "use a random secret of at least 16"} {
+		t.Setenv("CONTEXT_BRIDGE_HTTP_TOKEN", token)
+		code, out := ensemble(t, "--data", t.TempDir(), "mcp", "--http")
+		if code != 1 || !strings.Contains(out, want) || !strings.Contains(out, "CONTEXT_BRIDGE_HTTP_TOKEN") {
+			t.Errorf("token %q: %d %q", token, code, out)
+		}
+	}
+	if code, out := ensemble(t, "mcp", "--help"); code != 0 || !strings.Contains(out, "refuses to start without a token") {
+		t.Errorf("--help does not say --http needs a token: %q", out)
+	}
+}
+
 // mcpSDKVersion is the official TypeScript MCP SDK the end-to-end test drives the bridge with.
 const mcpSDKVersion = "1.32.2"
 
@@ -162,7 +177,7 @@ func TestMCPEndToEndTypeScriptSDK(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	httpBridge := exec.Command(bin, "--data", data, "mcp", "--http")
-	httpBridge.Env = append(os.Environ(), "ENSEMBLE_KEY="+made.Secret, fmt.Sprintf("CONTEXT_BRIDGE_PORT=%d", port), "CONTEXT_BRIDGE_HTTP_TOKEN=tok-e2e")
+	httpBridge.Env = append(os.Environ(), "ENSEMBLE_KEY="+made.Secret, fmt.Sprintf("CONTEXT_BRIDGE_PORT=%d", port), "CONTEXT_BRIDGE_HTTP_TOKEN=tok-e2e-5f0c2a9d71b3")
 	var herr bytes.Buffer
 	httpBridge.Stderr = &herr
 	if err := httpBridge.Start(); err != nil {
@@ -183,7 +198,7 @@ func TestMCPEndToEndTypeScriptSDK(t *testing.T) {
 			if mode == "http" {
 				target = fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 			}
-			cmd := exec.Command("node", script, mode, target, data, made.Secret, "tok-e2e")
+			cmd := exec.Command("node", script, mode, target, data, made.Secret, "tok-e2e-5f0c2a9d71b3")
 			cmd.Dir = sdk
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr

@@ -217,8 +217,13 @@ func (r *Runtime) PhoneURL() string {
 	return "https://" + r.phones.host + "/"
 }
 
-// SigninURL is a fresh one-time sign-in link for a browser.
-func (r *Runtime) SigninURL() string { return r.api.SigninURL(r.URL) }
+// SigninURL is a fresh one-time link that signs a browser in at once, until the runtime stops: the
+// desktop window's own (and the browser tests').
+func (r *Runtime) SigninURL() string { return r.api.DirectSigninURL(r.URL) }
+
+// SigninPageURL is a fresh one-time link to the sign-in page, where the person chooses whether the
+// browser stays signed in: the link `ensemble serve` prints.
+func (r *Runtime) SigninPageURL() string { return r.api.SigninURL(r.URL) }
 
 // Done delivers the server's error if it stops by itself.
 func (r *Runtime) Done() <-chan error { return r.served }

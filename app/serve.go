@@ -41,7 +41,7 @@ or SIGTERM; it finishes what it is writing and removes api.json.`,
 				fmt.Fprintf(out, "Port %d is taken, so Ensemble listens on port %d instead.\n", want, got)
 			}
 			fmt.Fprintf(out, "Ensemble %s is running at %s\n", Version, rt.URL)
-			fmt.Fprintf(out, "Open this link to sign in (it works once, within 5 minutes):\n  %s\n", rt.SigninURL())
+			fmt.Fprintf(out, "Open this link to sign in (it works once, within 5 minutes):\n  %s\n", rt.SigninPageURL())
 			fmt.Fprintf(out, "Data folder: %s\n", dir)
 			select {
 			case <-ctx.Done():

@@ -40,7 +40,7 @@ func TestUIAssignModelMenus(t *testing.T) {
 	browser := newBrowser(t)
 	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
 	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL()), chromedp.WaitVisible(chromedp.CSS(`#quick-add`)),
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL()), chromedp.WaitEnabled(chromedp.CSS(`#quick-add`)),
 		chromedp.SendKeys(chromedp.CSS("#quick-add"), "Tidy the notes\n"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-status="todo"] [data-task-id]`)),
 		chromedp.Click(chromedp.CSS(`[data-status="todo"] [data-task-id]`)),
@@ -92,6 +92,8 @@ func TestUIAssignModelMenus(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#assign-fast`)), chromedp.Click(chromedp.CSS(`#assign-submit`))); err != nil {
 		t.Fatal(err)
 	}
+	// The dialog closes once the run is made; a click before that lands on the dialog.
+	waitFor(t, ctx, "the Assign dialog closed", `!document.querySelector('dialog[open]')`)
 	// Settings → Agents names the agent's models.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#settings-button`)), chromedp.WaitVisible(chromedp.CSS(`#agents-list`))); err != nil {
 		t.Fatal(err)

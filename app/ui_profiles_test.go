@@ -45,7 +45,7 @@ func TestUIProfilesInSettingsAndAssign(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL()), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`))); err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
-	status, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`fetch('/api/agent/profiles').then((r) => r.status)`, chromedp.EvalAwaitPromise))
+	status, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`fetch('/s/' + localStorage.getItem('ensemble.session') + '/api/agent/profiles').then((r) => r.status)`, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestUIProfilesInSettingsAndAssign(t *testing.T) {
 	// A task's Assign dialog starts from the starred profile, its fields filled in.
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(rt.URL+"/#/"),
-		chromedp.WaitVisible(chromedp.CSS(`#quick-add`)),
+		chromedp.WaitEnabled(chromedp.CSS(`#quick-add`)),
 		chromedp.SendKeys(chromedp.CSS("#quick-add"), "Make a file\n"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-status="todo"] [data-task-id]`)),
 		chromedp.Click(chromedp.CSS(`[data-status="todo"] [data-task-id]`)),
@@ -185,7 +185,7 @@ func TestUIProfilesInSettingsAndAssign(t *testing.T) {
 			Effort     string `json:"effort"`
 		} `json:"settings"`
 	}
-	raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch('/api/agent/jobs/' + document.querySelector('.run-card[data-job-id]').dataset.jobId).then((r) => r.text())`, chromedp.EvalAwaitPromise))
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch('/s/' + localStorage.getItem('ensemble.session') + '/api/agent/jobs/' + document.querySelector('.run-card[data-job-id]').dataset.jobId).then((r) => r.text())`, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)
 	}

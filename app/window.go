@@ -85,7 +85,7 @@ func windowMenu(wctx *context.Context, s *desktopSession) (*menu.Menu, *menu.Men
 	needs.Disabled = true
 	app.AddSeparator()
 	app.AddText("Open in Browser", keys.CmdOrCtrl("b"), func(*menu.CallbackData) {
-		if link, err := s.signin(*wctx); err == nil {
+		if link, err := s.signinPage(*wctx); err == nil {
 			openBrowser(*wctx, link)
 		}
 	})

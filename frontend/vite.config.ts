@@ -21,7 +21,7 @@ export default defineConfig({
     reportCompressedSize: true,
   },
   server: {
-    proxy: { '/api': toRuntime, '/auth': toRuntime },
+    proxy: { '/api': toRuntime, '/auth': toRuntime, '/s/': toRuntime },
   },
   test: {
     include: ['src/**/*.test.ts'],

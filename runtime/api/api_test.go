@@ -102,7 +102,11 @@ func TestAccessChecks(t *testing.T) {
 		{"no token", "GET", "/api/tasks", []string{"Authorization", ""}, 401},
 		{"wrong token", "GET", "/api/tasks", []string{"Authorization", "Bearer ens_launch_nope"}, 401},
 		{"not bearer", "GET", "/api/tasks", []string{"Authorization", "Basic " + f.token.Reveal()}, 401},
-		{"bad cookie", "GET", "/api/tasks", []string{"Authorization", "", "Cookie", cookieName + "=forged"}, 401},
+		{"bad cookie", "GET", "/s/x1/api/tasks", []string{"Authorization", "", "Cookie", sessionCookie(f.port(t)) + "=forged"}, 401},
+		{"bearer in lower case", "GET", "/api/tasks", []string{"Authorization", "bearer " + f.token.Reveal()}, 200},
+		{"port not a number", "GET", "/api/tasks", []string{"Host", "127.0.0.1:4000x"}, 403},
+		{"origin with a user", "GET", "/api/tasks", []string{"Origin", "http://x@" + strings.TrimPrefix(f.srv.URL, "http://")}, 403},
+		{"origin with a path", "GET", "/api/tasks", []string{"Origin", f.srv.URL + "/"}, 403},
 		{"token", "GET", "/api/tasks", nil, 200},
 		{"localhost host", "GET", "/api/tasks", []string{"Host", "localhost:4000"}, 200},
 		{"ipv6 loopback host", "GET", "/api/tasks", []string{"Host", "[::1]:4000"}, 200},
@@ -231,43 +235,29 @@ func TestKeepaliveDefaultsToFifteenSeconds(t *testing.T) {
 	}
 }
 
+// TestSigninLinkIsOneTime: the cookie a sign-in sets lets the browser in under its path; the link
+// does not work again, nor once expired.
 func TestSigninLinkIsOneTime(t *testing.T) {
 	f := newFixture(t)
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	link := f.api.SigninURL(f.srv.URL)
-	resp, err := c.Get(link)
+	link := f.api.DirectSigninURL(f.srv.URL)
+	resp, err := noRedirect.Get(link)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("sign-in: %d", resp.StatusCode)
+	b := f.sessionFrom(t, resp, false)
+	if code, _ := f.asBrowser(t, b, "GET", "/api/tasks", ""); code != 200 {
+		t.Errorf("API with the session cookie: %d", code)
 	}
-	ck := resp.Cookies()
-	if len(ck) != 1 || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteStrictMode || ck[0].Path != "/" {
-		t.Fatalf("cookie = %+v, want one HttpOnly SameSite=Strict cookie", ck)
-	}
-	req, _ := http.NewRequest("GET", f.srv.URL+"/api/tasks", nil)
-	req.AddCookie(ck[0])
-	if resp, _ := http.DefaultClient.Do(req); resp.StatusCode != 200 {
-		t.Errorf("API with the session cookie: %d", resp.StatusCode)
-	}
-	// The same link again is refused.
-	resp, _ = c.Get(link)
+	resp, _ = noRedirect.Get(link)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("second use of the link: %d, want 401", resp.StatusCode)
 	}
-	var n int
-	f.store.Reader().QueryRow("SELECT count(*) FROM browser_sessions WHERE hash = ?", ck[0].Value).Scan(&n)
-	if n != 0 {
-		t.Error("the cookie's value is stored in the clear")
-	}
-	// An expired link is refused.
 	f.api.now = func() time.Time { return time.Now().Add(-10 * time.Minute) }
 	old := f.api.SigninURL(f.srv.URL)
 	f.api.now = time.Now
-	if resp, _ := c.Get(old); resp.StatusCode != http.StatusUnauthorized {
+	if resp, _ := noRedirect.Get(old); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("expired link: %d, want 401", resp.StatusCode)
 	}
 }
@@ -368,6 +358,67 @@ func TestEventsReplayExactlyWhatWasMissed(t *testing.T) {
 	live := readSSE(t, body, 1)
 	if len(live) != 1 || live[0].Seq != last+7 || live[0].Kind != "task.created" {
 		t.Errorf("after replay: %v, want task.created with seq %d", live, last+7)
+	}
+}
+
+// TestEventsResetAClientAheadOfTheLog: a client resuming from a seq the log never reached (the data
+// folder was restored from a backup), by Last-Event-ID, ?since= or ?after=, is sent "reset" first,
+// with the newest seq as its id, then follows live from there; one resuming from the newest is not.
+func TestEventsResetAClientAheadOfTheLog(t *testing.T) {
+	f := newFixture(t)
+	f.call(t, "POST", "/api/tasks", `{"title": "one"}`)
+	newest, err := events.Last(context.Background(), f.store.Reader())
+	if err != nil || newest == 0 {
+		t.Fatalf("newest %d, %v", newest, err)
+	}
+	open := func(t *testing.T, hdr, query string) io.ReadCloser {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		t.Cleanup(cancel)
+		req, _ := http.NewRequestWithContext(ctx, "GET", f.srv.URL+"/api/events"+query, nil)
+		req.Header.Set("Authorization", "Bearer "+f.token.Reveal())
+		if hdr != "" {
+			req.Header.Set("Last-Event-ID", hdr)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("events: %v %v", resp, err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp.Body
+	}
+	for _, c := range []struct {
+		name, header, query string
+		ahead               int64
+	}{
+		{"Last-Event-ID", "%d", "", 1000}, {"since", "", "?since=%d", 1000}, {"after", "", "?after=%d", 1000}, {"one ahead", "%d", "", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			newest, _ = events.Last(context.Background(), f.store.Reader())
+			hdr, query := c.header, c.query
+			if hdr != "" {
+				hdr = fmt.Sprintf(hdr, newest+c.ahead)
+			} else {
+				query = fmt.Sprintf(query, newest+c.ahead)
+			}
+			body := open(t, hdr, query)
+			got := readSSE(t, body, 1)
+			if len(got) != 1 || got[0].Kind != KindReset || got[0].Seq != newest || string(got[0].Data) != fmt.Sprintf(`{"newest":%d}`, newest) {
+				t.Fatalf("first event %+v, want reset with id %d", got, newest)
+			}
+			_, task := f.call(t, "POST", "/api/tasks", `{"title": "after the reset"}`)
+			live := readSSE(t, body, 1)
+			if len(live) != 1 || live[0].Kind != "task.created" || !strings.Contains(string(live[0].Data), task["id"].(string)) {
+				t.Errorf("after the reset: %+v", live)
+			}
+		})
+	}
+	newest, _ = events.Last(context.Background(), f.store.Reader())
+	// From the newest itself: nothing to reset, the next event is the next change.
+	body := open(t, fmt.Sprint(newest), "")
+	f.call(t, "POST", "/api/tasks", `{"title": "two"}`)
+	if got := readSSE(t, body, 1); len(got) != 1 || got[0].Kind != "task.created" {
+		t.Errorf("resuming from the newest: %v", got)
 	}
 }
 

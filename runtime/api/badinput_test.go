@@ -34,6 +34,7 @@ type jsonRoute struct {
 // record, or a link made fresh. A body sent to them is not read.
 var bodylessRoutes = []string{
 	"POST /api/signin-links",
+	"POST /api/signout",
 	"POST /api/trash/{kind}/{id}/restore",
 	"POST /api/undo",
 	"POST /api/redo",
@@ -48,9 +49,15 @@ var bodylessRoutes = []string{
 	"POST /api/pair/links",
 }
 
+// formRoutes read an HTML form's body, not JSON: the sign-in page's (TestSigninCodeLifetime).
+var formRoutes = []string{"POST /auth/signin"}
+
 // TestBadBodiesEveryRoute sends every route that reads a JSON body malformed JSON, an unknown field,
-// a wrong type, null, a list, a string and a body over its cap. Each is answered 400 with one
-// sentence, and the database is as it was: ledger groups, events and the route's own table.
+// a wrong type, null, a list, a string, a body over its cap, and what encoding/json would take
+// without a word: a field given twice, a field named in another case, text that is not UTF-8 and a
+// NUL character; and the body as another media type. Each is answered 400 (415 for the media type)
+// with one sentence, and the database is as it was: ledger groups, events and the route's own
+// table. A media type in another case is JSON.
 //
 // The routes are read from the package's source (the mux does not list its patterns), so a new
 // POST, PUT or PATCH route fails this test until it is in jsonRoutes or bodylessRoutes. Not here:
@@ -134,6 +141,7 @@ func TestBadBodiesEveryRoute(t *testing.T) {
 		listed = append(listed, r.pattern)
 	}
 	listed = append(listed, bodylessRoutes...)
+	listed = append(listed, formRoutes...)
 	for _, p := range registered {
 		if !slices.Contains(listed, p) {
 			t.Errorf("route %q is in neither jsonRoutes nor bodylessRoutes of this test; add it", p)
@@ -154,37 +162,61 @@ func TestBadBodiesEveryRoute(t *testing.T) {
 		if limit == 0 {
 			limit = maxBody
 		}
-		st, send := f.store, func(body string) (int, map[string]any) { return f.call(t, method, path, body) }
+		// The headers go after the route's own credential, so a test case's Content-Type wins.
+		st, send := f.store, func(body string, hdr ...string) (int, map[string]any) { return f.call(t, method, path, body, hdr...) }
 		switch r.via {
 		case "key":
-			send = func(body string) (int, map[string]any) {
-				return f.call(t, method, path, body, "Authorization", "Bearer "+key)
+			send = func(body string, hdr ...string) (int, map[string]any) {
+				return f.call(t, method, path, body, append([]string{"Authorization", "Bearer " + key}, hdr...)...)
 			}
 		case "phone":
 			st = phone.store
-			send = func(body string) (int, map[string]any) {
-				resp := phone.phone(t, method, path, body, "", "Origin", origin)
+			send = func(body string, hdr ...string) (int, map[string]any) {
+				resp := phone.phone(t, method, path, body, "", append([]string{"Origin", origin}, hdr...)...)
 				var out map[string]any
 				json.NewDecoder(resp.Body).Decode(&out)
 				return resp.StatusCode, out
 			}
 		}
+		field := firstField(t, r.wrongType) // a field the route takes
 		t.Run(r.pattern, func(t *testing.T) {
-			for _, c := range []struct{ name, body string }{
-				{"malformed", `{"x":`},
-				{"unknown field", `{"surelyNotAField":1}`},
-				{"wrong type", r.wrongType},
-				{"null", `null`},
-				{"list", `[]`},
-				{"string", `"s"`},
-				{"oversized", `{"x":"` + strings.Repeat("x", limit) + `"}`},
+			for _, c := range []struct {
+				name, body string
+				says       string   // a word the sentence holds, where the class has its own
+				hdr        []string // more request headers
+				status     int      // 400 when zero
+			}{
+				{name: "malformed", body: `{"x":`},
+				{name: "unknown field", body: `{"surelyNotAField":1}`},
+				{name: "wrong type", body: r.wrongType},
+				{name: "null", body: `null`},
+				{name: "list", body: `[]`},
+				{name: "string", body: `"s"`},
+				{name: "oversized", body: `{"x":"` + strings.Repeat("x", limit) + `"}`},
+				// encoding/json takes each of these without a word.
+				{name: "duplicate field", body: fmt.Sprintf(`{%q:"a",%q:"b"}`, field, field), says: "given twice"},
+				{name: "field in another case", body: fmt.Sprintf(`{%q:"a"}`, otherCase(field)), says: "case-sensitive"},
+				{name: "invalid UTF-8", body: fmt.Sprintf("{%q:\"a\xffb\"}", field), says: "UTF-8"},
+				{name: "escaped half a surrogate pair", body: fmt.Sprintf(`{%q:"\ud800"}`, field), says: "UTF-8"},
+				{name: "NUL", body: fmt.Sprintf(`{%q:"a\u0000b"}`, field), says: "NUL"},
+				// Media types compare without case: this one is JSON, so the body is read (and is bad).
+				{name: "media type in another case", body: `{"x":`, says: "not valid JSON", hdr: []string{"Content-Type", "Application/JSON; charset=UTF-8"}},
+				{name: "another media type", body: r.wrongType, says: "as JSON", hdr: []string{"Content-Type", "text/plain"}, status: http.StatusUnsupportedMediaType},
+				{name: "another charset", body: r.wrongType, says: "as JSON", hdr: []string{"Content-Type", "application/json; charset=latin1"}, status: http.StatusUnsupportedMediaType},
 			} {
 				before := snapshot(t, st)
-				code, out := send(c.body)
+				code, out := send(c.body, c.hdr...)
 				msg, _ := out["error"].(string)
 				t.Logf("%s: %d %s", c.name, code, msg)
-				if code != http.StatusBadRequest {
-					t.Errorf("%s: %d %q, want 400", c.name, code, msg)
+				want := c.status
+				if want == 0 {
+					want = http.StatusBadRequest
+				}
+				if code != want {
+					t.Errorf("%s: %d %q, want %d", c.name, code, msg, want)
+				}
+				if !strings.Contains(msg, c.says) {
+					t.Errorf("%s: error %q does not say %q", c.name, msg, c.says)
 				}
 				if problem := sentenceProblem(msg); problem != "" {
 					t.Errorf("%s: error %q %s", c.name, msg, problem)
@@ -198,6 +230,30 @@ func TestBadBodiesEveryRoute(t *testing.T) {
 			}
 		})
 	}
+}
+
+// firstField is the first field name of a JSON object.
+func firstField(t *testing.T, obj string) string {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(obj))
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("%s is not an object", obj)
+	}
+	tok, err := d.Token()
+	name, ok := tok.(string)
+	if err != nil || !ok {
+		t.Fatalf("%s has no field", obj)
+	}
+	return name
+}
+
+// otherCase is name with its first letter's case turned.
+func otherCase(name string) string {
+	first := name[:1]
+	if up := strings.ToUpper(first); up != first {
+		return up + name[1:]
+	}
+	return strings.ToLower(first) + name[1:]
 }
 
 // goTypeName is a Go type as encoding/json names it (jobs.SettingsInput, main.T).

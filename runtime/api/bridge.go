@@ -13,6 +13,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/bridge/keys"
 	"github.com/ensemblework/ensemble/runtime/bridge/workspace"
+	"github.com/ensemblework/ensemble/runtime/httpin"
 	"github.com/ensemblework/ensemble/runtime/records"
 )
 
@@ -72,7 +73,7 @@ func (s *Server) mountBridge(mux *http.ServeMux, api func(string, http.HandlerFu
 	// structured) into In and answers with f.
 	read := func(name string, f func(ctx context.Context, r *http.Request, raw []byte, c workspace.Caller) (any, error)) {
 		route("POST /api/bridge/"+name, func(r *http.Request, c workspace.Caller) (any, error) {
-			raw, err := readBody(r, maxBody)
+			raw, err := httpin.ReadBody(nil, r, maxBody)
 			if err != nil {
 				return nil, err
 			}
@@ -120,8 +121,8 @@ func (s *Server) mountBridge(mux *http.ServeMux, api func(string, http.HandlerFu
 		if err != nil {
 			return nil, err
 		}
-		if k := jsonKind(in.Input); len(in.Input) > 0 && k != "object" && k != "null" {
-			return nil, &requestError{http.StatusBadRequest, fmt.Sprintf("Field \"input\" must be an object, not %s; send the action's input as {\"input\": {…}}.", k)}
+		if k := httpin.Kind(in.Input); len(in.Input) > 0 && k != "object" && k != "null" {
+			return nil, &httpin.Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("Field \"input\" must be an object, not %s; send the action's input as {\"input\": {…}}.", k)}
 		}
 		return b.Work.Act(ctx, c, r.PathValue("name"), in.Input)
 	})
@@ -133,7 +134,7 @@ func (s *Server) mountBridge(mux *http.ServeMux, api func(string, http.HandlerFu
 		return b.Work.CreateTask(ctx, c, in)
 	})
 	route("PATCH /api/bridge/write/tasks/{id}", func(r *http.Request, c workspace.Caller) (any, error) {
-		raw, err := readBody(r, maxBody)
+		raw, err := httpin.ReadBody(nil, r, maxBody)
 		if err != nil {
 			return nil, err
 		}
@@ -144,7 +145,7 @@ func (s *Server) mountBridge(mux *http.ServeMux, api func(string, http.HandlerFu
 		return b.Work.UpdateTask(r.Context(), c, r.PathValue("id"), in)
 	})
 	route("POST /api/bridge/write/files", func(r *http.Request, c workspace.Caller) (any, error) {
-		raw, err := readBody(r, maxUploadBody)
+		raw, err := httpin.ReadBody(nil, r, maxUploadBody)
 		if err != nil {
 			return nil, err
 		}
@@ -199,14 +200,14 @@ func bridgeDecode[T any](raw []byte) (T, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return v, nil
 	}
-	err := decodeFrom(bytes.NewReader(raw), &v)
+	err := httpin.Decode(raw, &v)
 	return v, err
 }
 
 // keyed lets a request through with an ens_ key only: not the launch token, not a browser cookie.
 func (s *Server) keyed(next func(http.ResponseWriter, *http.Request, workspace.Caller)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		tok, ok := httpin.Bearer(r.Header)
 		switch {
 		case !ok || tok == "":
 			writeError(w, http.StatusUnauthorized, "The bridge needs an Ensemble key (ens_…): make one with `ensemble keys create NAME` and pass it as ENSEMBLE_KEY.")

@@ -1,16 +1,16 @@
 package api
 
 import (
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
 
+	"github.com/ensemblework/ensemble/runtime/httpin"
 	"github.com/ensemblework/ensemble/runtime/loopback"
 )
 
 // guard refuses requests a web page could have made: a Host that is not this computer (DNS
-// rebinding), an Origin other than the runtime's own, and browser requests the browser itself marks
+// rebinding) or whose port is not a number, an Origin other than the runtime's own (one with a user
+// or a path included), and browser requests the browser itself marks
 // as coming from another site. The runtime binds to loopback only, so these are the only ways a page
 // the person visits could reach it.
 func (s *Server) guard(next http.Handler) http.Handler {
@@ -18,7 +18,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		if s.viaRelay(r) && !s.relayAllowed(w, r) {
 			return
 		}
-		if !loopback.Host(r.Host) && !s.allowedHost(r.Host) {
+		if name, err := httpin.Host(r.Host); err != nil || !loopback.Host(name) && !s.allowedHost(name) {
 			writeError(w, http.StatusForbidden, "This address is not one Ensemble answers on; open it at http://127.0.0.1 or http://localhost.")
 			return
 		}
@@ -34,13 +34,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
-func (s *Server) allowedHost(host string) bool {
-	h := host
-	if hh, _, err := net.SplitHostPort(host); err == nil {
-		h = hh
-	}
+// allowedHost reports whether name (a Host header's, without its port) is one of Options.Hosts.
+func (s *Server) allowedHost(name string) bool {
 	for _, a := range s.opts.Hosts {
-		if strings.EqualFold(a, h) {
+		if strings.EqualFold(a, name) {
 			return true
 		}
 	}
@@ -50,15 +47,11 @@ func (s *Server) allowedHost(host string) bool {
 // sameOrigin reports whether the Origin header names exactly the scheme, host and port the request
 // was sent to. Another port on localhost is another origin (and another program).
 func sameOrigin(origin string, r *http.Request) bool {
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return false
-	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return u.Scheme == scheme && strings.EqualFold(u.Host, r.Host)
+	return httpin.SameOrigin(origin, scheme, r.Host)
 }
 
 // relayAllowed applies the rules for the runtime's relay name, where the neighbours

@@ -44,6 +44,7 @@ const (
 var routeAccess = map[string]string{
 	"GET /api/health":     public,
 	"GET /auth/signin":    public, // takes a one-time code; see TestSigninLinkIsOneTime
+	"POST /auth/signin":   public, // the sign-in page's form, with the one-time code; see TestSigninCodeLifetime
 	"GET /pair":           public, // the pairing page: static, its script posts the secret
 	"GET /pair.js":        public,
 	"/":                   public, // the UI's files
@@ -197,9 +198,10 @@ func requestFor(pattern string) (method, path string) {
 }
 
 // TestEveryRouteIsGuarded walks every route Handler mounts: without a credential each answers 401
-// (but the public ones and those with their own rules), and with the launch token each refuses a
-// Host that is not this computer and an Origin that is not the runtime's own with 403, WebSocket
-// upgrades included.
+// (but the public ones and those with their own rules); the launch token is taken after "Bearer" in
+// any case of the word; and with the launch token each refuses a Host that is not this computer or
+// whose port is not a number, and an Origin that is not exactly the runtime's own (one with a user
+// or a path included), with 403, WebSocket upgrades included.
 func TestEveryRouteIsGuarded(t *testing.T) {
 	srv, tok := fullServer(t)
 	patterns := mountedPatterns(t)
@@ -232,6 +234,7 @@ func TestEveryRouteIsGuarded(t *testing.T) {
 		return resp.StatusCode
 	}
 	bearer := "Bearer " + tok.Reveal()
+	srvPort, _ := strconv.Atoi(strings.Split(srv.URL, ":")[2])
 	for _, p := range patterns {
 		access := routeAccess[routeOf(p)]
 		if access == "" {
@@ -251,7 +254,11 @@ func TestEveryRouteIsGuarded(t *testing.T) {
 					t.Errorf("no credential: %d, want %d (%s)", got, want, access)
 				}
 				// A session cookie that is not one, and the launch token where it is not the credential.
-				if got := send(t, method, path, map[string]string{"Cookie": cookieName + "=forged"}); got != want {
+				forged := path
+				if strings.HasPrefix(path, "/api/") {
+					forged = "/s/x1" + path // where a browser session's cookie is taken
+				}
+				if got := send(t, method, forged, map[string]string{"Cookie": sessionCookie(srvPort) + "=forged"}); got != want && !(forged != path && got == 404) {
 					t.Errorf("forged cookie: %d, want %d", got, want)
 				}
 				if access != byToken {
@@ -260,10 +267,33 @@ func TestEveryRouteIsGuarded(t *testing.T) {
 					}
 				}
 			}
+			// The scheme's name is matched in any case; the token is not.
+			if access == byToken {
+				for _, scheme := range []string{"bearer", "BEARER", "bEaReR"} {
+					if got := send(t, method, path, map[string]string{"Authorization": scheme + " " + tok.Reveal()}); got == 401 || got == 403 {
+						t.Errorf("Authorization: %s <launch token>: %d", scheme, got)
+					}
+				}
+				if got := send(t, method, path, map[string]string{"Authorization": "Bearer " + strings.ToUpper(tok.Reveal())}); got != 401 {
+					t.Errorf("the launch token in another case: %d, want 401", got)
+				}
+			}
 			// The guard, with the launch token, for every route.
+			port := strings.Split(srv.URL, ":")[2]
+			own := strings.TrimPrefix(srv.URL, "http://")
 			for _, h := range []map[string]string{
 				{"Host": "evil.example"},
-				{"Host": "evil.example:" + strings.Split(srv.URL, ":")[2]},
+				{"Host": "evil.example:" + port},
+				{"Host": "127.0.0.1:" + port + "x"},
+				{"Host": "127.0.0.1:+" + port},
+				{"Host": "127.0.0.1:0x" + port},
+				{"Host": "127.0.0.1:99999"},
+				{"Host": "127.0.0.1:"},
+				{"Origin": "http://evil@" + own},
+				{"Origin": "http://user:pass@" + own},
+				{"Origin": srv.URL + "/"},
+				{"Origin": srv.URL + "/api/tasks"},
+				{"Origin": srv.URL + "?x=1"},
 				{"Host": "127.0.0.1.evil.example"},
 				{"Host": "localhost.evil.example"},
 				{"Origin": "http://evil.example"},

@@ -98,7 +98,8 @@ func (s *Server) jobAction(act func(*jobs.Service, context.Context, string) (job
 }
 
 // jobEvents streams one run's events. Without since or Last-Event-ID it replays the run's whole
-// trace first, so a client that opens it late still sees the run from its start.
+// trace first, so a client that opens it late still sees the run from its start; so it does, after
+// a reset event, for a client that saw more than the log holds.
 func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if _, err := s.opts.Jobs.Get(r.Context(), id); err != nil {
@@ -110,7 +111,8 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	s.stream(w, r, max(after, 0), func(ctx context.Context, after int64) ([]events.Event, error) {
+	// A client that saw more than the log holds is sent the trace again from its start.
+	s.stream(w, r, max(after, 0), 0, func(ctx context.Context, after int64) ([]events.Event, error) {
 		return s.opts.Jobs.Events(ctx, id, after, sseBacklog)
 	}, func(ev events.Event) bool { return jobs.IsRunEvent(ev, id) })
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -119,6 +120,30 @@ func TestAssignAndFollowARun(t *testing.T) {
 	want := []string{jobs.KindCreated, jobs.KindStatus, jobs.KindStarted, jobs.KindMessage, jobs.KindStatus, jobs.KindEnded}
 	if strings.Join(kinds, " ") != strings.Join(want, " ") {
 		t.Errorf("events = %v, want %v", kinds, want)
+	}
+
+	// A client that saw more than the log holds is told to reset, then sent the trace from its start.
+	newest, _ := events.Last(ctx, f.store.Reader())
+	req, _ = http.NewRequestWithContext(ctx, "GET", f.srv.URL+"/api/agent/jobs/"+id+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+f.token.Reveal())
+	req.Header.Set("Last-Event-ID", fmt.Sprint(newest+100))
+	again, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Body.Close()
+	kinds = nil
+	sc = bufio.NewScanner(again.Body)
+	for sc.Scan() {
+		if k, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+			kinds = append(kinds, k)
+			if k == jobs.KindEnded {
+				break
+			}
+		}
+	}
+	if strings.Join(kinds, " ") != KindReset+" "+strings.Join(want, " ") {
+		t.Errorf("resumed from ahead of the log: %v, want reset then %v", kinds, want)
 	}
 
 	code, got := f.call(t, "GET", "/api/agent/jobs/"+id, "")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -70,17 +69,6 @@ func ask(t *testing.T, nd *needs.Service, d needs.Decision) *pending {
 	return nil
 }
 
-func (f *fixture) browserCookie(t *testing.T) string {
-	t.Helper()
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(f.api.SigninURL(f.srv.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return cookieName + "=" + resp.Cookies()[0].Value
-}
-
 func TestNeedsAnsweredOnce(t *testing.T) {
 	f, nd := newNeedsFixture(t)
 	p := ask(t, nd, needs.NewPermission(needs.Source{RunID: "run_1", Title: "Fix the login retry"}, "npm install left-pad",
@@ -101,7 +89,7 @@ func TestNeedsAnsweredOnce(t *testing.T) {
 	}
 
 	// The browser answers first.
-	code, d := f.call(t, "POST", "/api/needs/"+p.id+"/answer", `{"option": 0}`, "Authorization", "", "Cookie", f.browserCookie(t))
+	code, d := f.asBrowser(t, f.signIn(t, false), "POST", "/api/needs/"+p.id+"/answer", `{"option": 0}`)
 	if code != 200 || d["status"] != "answered" || d["answeredBy"] != needs.ByBrowser {
 		t.Fatalf("answer: %d %v", code, d)
 	}

@@ -2,8 +2,9 @@
 // sign-in, and the web UI.
 //
 // Every request passes the guard (a loopback Host, the runtime's own Origin); every route but
-// /api/health and the UI's files needs the launch token (Authorization: Bearer) or the browser
-// session cookie a one-time sign-in link sets.
+// /api/health, sign-in and the UI's files needs the launch token (Authorization: Bearer), a paired
+// phone's cookie, or the browser session cookie a one-time sign-in link sets, which goes only with
+// requests under the session's own path (/s/<id>/api/…; see auth.go).
 package api
 
 import (
@@ -65,14 +66,15 @@ type Options struct {
 
 // Server serves the API.
 type Server struct {
-	opts    Options
-	log     *slog.Logger
-	store   *store.Store
-	bus     *events.Bus
-	records *records.Service
-	links   links
-	pairs   pairing
-	now     func() time.Time
+	opts     Options
+	log      *slog.Logger
+	store    *store.Store
+	bus      *events.Bus
+	records  *records.Service
+	links    links
+	sessions browserSessions
+	pairs    pairing
+	now      func() time.Time
 }
 
 // New returns a Server.
@@ -84,7 +86,7 @@ func New(opts Options, log *slog.Logger, st *store.Store, bus *events.Bus, rec *
 		opts.Hosts = append(opts.Hosts, opts.Relay)
 	}
 	return &Server{opts: opts, log: log, store: st, bus: bus, records: rec,
-		links: links{codes: map[string]time.Time{}}, now: time.Now}
+		links: links{codes: map[string]signinCode{}}, now: time.Now}
 }
 
 // person is the actor of every write made through the API with the launch token or a browser session.
@@ -96,8 +98,10 @@ func (s *Server) Handler() http.Handler {
 	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.authed(h)) }
 
 	mux.HandleFunc("GET /api/health", s.health)
-	mux.HandleFunc("GET /auth/signin", s.signin)
+	mux.HandleFunc("GET /auth/signin", s.signinPage)
+	mux.HandleFunc("POST /auth/signin", s.signin)
 	api("POST /api/signin-links", s.newSigninLink)
+	api("POST /api/signout", s.signout)
 
 	api("GET /api/tasks/states", s.taskStates)
 	api("GET /api/tasks", s.listTasks)
@@ -132,7 +136,7 @@ func (s *Server) Handler() http.Handler {
 		writeError(w, http.StatusNotFound, "There is no such API route.")
 	})
 	mux.Handle("/", s.ui())
-	return s.guard(mux)
+	return sessionPaths(s.guard(mux))
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {

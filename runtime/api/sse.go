@@ -19,35 +19,43 @@ const (
 )
 
 // events streams the event log as server-sent events. The id of each message is the event's seq.
-// A client resumes with Last-Event-ID (EventSource sends it when it reconnects) or ?since=N; the
-// events it missed are replayed from SQLite, then it follows the live stream. Without either, it
-// gets only what happens from now on.
+// A client resumes with Last-Event-ID (EventSource sends it when it reconnects) or ?since=N (or
+// ?after=N); the events it missed are replayed from SQLite, then it follows the live stream.
+// Without either, it gets only what happens from now on. A client that has seen a seq this log
+// never reached (the data folder was restored from a backup, or is another one) is sent a "reset"
+// event first: what it holds may no longer be so, and it should read its lists again.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	after, err := resumePoint(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	s.stream(w, r, after, func(ctx context.Context, after int64) ([]events.Event, error) {
+	s.stream(w, r, after, -1, func(ctx context.Context, after int64) ([]events.Event, error) {
 		return events.Since(ctx, s.store.Reader(), after, sseBacklog)
 	}, nil)
 }
 
 // stream answers with server-sent events: those backlog reads after the seq the client has seen
 // (after; -1 for "from now on"), then the live ones that keep accepts (nil: all). backlog returns
-// at most sseBacklog events at a time, oldest first.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, after int64,
+// at most sseBacklog events at a time, oldest first. A client that has seen more than the log holds
+// is sent a [KindReset] event, then the stream goes on as if it had asked for restart.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, after, restart int64,
 	backlog func(ctx context.Context, after int64) ([]events.Event, error), keep func(events.Event) bool) {
 	// Subscribe before reading the backlog, so nothing committed in between is missed; whatever
 	// arrives twice is skipped by seq.
 	sub := s.bus.Subscribe(sseBuffer)
 	defer sub.Close()
-	var err error
+	newest, err := events.Last(r.Context(), s.store.Reader())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	asked, reset := after, after > newest
+	if reset {
+		after = restart
+	}
 	if after < 0 {
-		if after, err = events.Last(r.Context(), s.store.Reader()); err != nil {
-			s.fail(w, r, err)
-			return
-		}
+		after = newest
 	}
 	rc := http.NewResponseController(w)
 	h := w.Header()
@@ -64,6 +72,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, after int64,
 	}
 	if err := send(func(w io.Writer) error { _, err := fmt.Fprint(w, "retry: 2000\n: live\n\n"); return err }); err != nil {
 		return
+	}
+	if reset {
+		s.log.Info("event stream: a client resumed from past the newest event; told to reset", "from", asked, "newest", newest)
+		// Its id is the newest seq, so the client's next reconnect resumes from here.
+		if err := send(func(w io.Writer) error {
+			_, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: {\"newest\":%d}\n\n", newest, KindReset, newest)
+			return err
+		}); err != nil {
+			return
+		}
 	}
 	for {
 		evs, err := backlog(r.Context(), after)
@@ -108,11 +126,18 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, after int64,
 	}
 }
 
-// resumePoint is the seq a client has seen, from Last-Event-ID or ?since=; -1 when it gave neither.
+// KindReset is the event a stream sends first to a client that resumes from a seq above the newest:
+// the client reads its lists again. Its data is {"newest": seq}.
+const KindReset = "reset"
+
+// resumePoint is the seq a client has seen, from Last-Event-ID, ?since= or ?after=; -1 when it gave
+// none.
 func resumePoint(r *http.Request) (int64, error) {
 	v := r.Header.Get("Last-Event-ID")
-	if v == "" {
-		v = r.URL.Query().Get("since")
+	for _, q := range []string{"since", "after"} {
+		if v == "" {
+			v = r.URL.Query().Get(q)
+		}
 	}
 	if v == "" {
 		return -1, nil

@@ -109,19 +109,23 @@ func (s *Service) runPlan(ctx context.Context, p aiPlan, d engines.Driver, convI
 	}
 	pt := s.newPlanTurn(convID, policy, p, prep, emit)
 	defer s.dropPlanTurn(pt)
+	// What the agent is given is a model request's instructions and messages, and goes out the
+	// same way; its tools and their results go out through the turn's MCP server (planTurn).
+	out := s.outbound(models.Request{System: s.system(policy, prep) + planNote,
+		Messages: append(slices.Clip(history), models.Message{Role: "user", Text: text})})
 	spec := engines.Spec{
 		Folder:   folder,
 		Model:    req.Model,
 		Effort:   req.Effort,
 		MaxTurns: planMaxTurns,
 		Chat:     true,
-		System:   s.system(policy, prep) + planNote,
+		System:   out.System,
 		MCP: engines.MCPServer{Name: "ensemble", URL: s.cfg.PlanMCPURL,
 			Headers: map[string]string{"Authorization": "Bearer " + pt.secret}},
 	}
 	lctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	res, err := pt.run(lctx, d, spec, session, text, history)
+	res, err := pt.run(lctx, d, spec, session, out.Messages)
 	if err != nil && lctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		err = &models.TimeoutError{Model: p.modelName(req.Model), Limit: s.cfg.Timeout}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/runtime/httpin"
 	"github.com/ensemblework/ensemble/runtime/loopback"
 	"github.com/ensemblework/ensemble/runtime/models"
 )
@@ -79,7 +80,7 @@ func hashSecret(s string) string {
 // of a turn that is running, or from off this computer, it gets 401.
 func (s *Service) PlanMCP() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		secret, ok := httpin.Bearer(r.Header)
 		s.mu.Lock()
 		pt := s.planTurns[hashSecret(secret)]
 		s.mu.Unlock()
@@ -96,7 +97,7 @@ func (s *Service) PlanMCP() http.Handler {
 // list puts the tools the turn shows the model on the server; adding one tells the agent the list
 // changed (hub_how_to loads a playbook's tools mid-turn).
 func (pt *planTurn) list() {
-	for _, t := range pt.prep.tools(pt.s.cfg.Tools) {
+	for _, t := range pt.s.outbound(models.Request{Tools: pt.prep.tools(pt.s.cfg.Tools)}).Tools {
 		if contains(pt.offered, t.Name) {
 			continue
 		}
@@ -118,7 +119,8 @@ func (pt *planTurn) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	pt.mu.Unlock()
 	if n >= MaxPlanCalls {
-		return planResult(fmt.Sprintf("This turn has made %d tool calls, the most one turn may; answer the person with what you have.", MaxPlanCalls), true), nil
+		return pt.result(models.ToolResult{Name: req.Params.Name, IsError: true,
+			Content: fmt.Sprintf("This turn has made %d tool calls, the most one turn may; answer the person with what you have.", MaxPlanCalls)}), nil
 	}
 	raw := req.Params.Arguments
 	c := models.ToolCall{ID: fmt.Sprintf("plan_%d", n+1), Name: req.Params.Name, Input: raw}
@@ -129,16 +131,20 @@ func (pt *planTurn) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	pt.rows = append(pt.rows, row)
 	pt.mu.Unlock()
 	pt.list() // under callMu: offered changes only here
-	return planResult(content, isErr), nil
+	return pt.result(models.ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: isErr}), nil
 }
 
-func planResult(text string, isErr bool) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: isErr, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+// result is a tool's result as the agent gets it: as it would go out in a model request.
+func (pt *planTurn) result(r models.ToolResult) *mcp.CallToolResult {
+	out := pt.s.outbound(models.Request{Messages: []models.Message{{Role: "user", ToolResults: []models.ToolResult{r}}}})
+	r = out.Messages[0].ToolResults[0]
+	return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{&mcp.TextContent{Text: r.Content}}}
 }
 
 // run starts the agent on the turn, resuming session; a session the agent no longer has is started
-// again with the conversation so far.
-func (pt *planTurn) run(ctx context.Context, d engines.Driver, spec engines.Spec, session, text string, history []models.Message) (engines.Result, error) {
+// again with the conversation so far. msgs are the conversation, the person's new message last.
+func (pt *planTurn) run(ctx context.Context, d engines.Driver, spec engines.Spec, session string, msgs []models.Message) (engines.Result, error) {
+	history, text := msgs[:len(msgs)-1], msgs[len(msgs)-1].Text
 	spec.Resume, spec.Prompt = session, text
 	if session == "" {
 		spec.Prompt = transcript(history) + text

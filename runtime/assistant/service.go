@@ -61,9 +61,9 @@ type Config struct {
 	PlanDir    string
 	PlanMCPURL string
 	PlanReady  func(ctx context.Context, agent string) error
-	// Hide hides the values of the secrets kept on this computer; what a turn sends the model (the
-	// message with its context, each tool result) and shows of a tool passes through it. nil hides
-	// none.
+	// Hide hides the values of the secrets kept on this computer. Everything a turn sends a model
+	// passes through it on the way out (see [Service.outbound]), and so does what a tool row shows
+	// the person. nil hides none.
 	Hide func(string) string
 }
 
@@ -345,7 +345,7 @@ func (s *Service) run(ctx context.Context, provider models.Provider, convID stri
 			ToolsOff: last,
 			Effort:   req.Effort,
 		}
-		resp, err := provider.Stream(ctx, mreq, func(d string) {
+		resp, err := provider.Stream(ctx, s.outbound(mreq), func(d string) {
 			streamed += d
 			emit(Event{Type: "text", Text: d})
 		})
@@ -403,10 +403,21 @@ func (s *Service) begin(ctx context.Context, convID string, req TurnRequest, emi
 	if note := s.heldNote(ctx, convID); note != "" {
 		text = note + "\n\n" + text
 	}
-	return prep, s.hide(prep.context + text)
+	return prep, prep.context + text
 }
 
-// hide hides the known secrets' values in v (Config.Hide).
+// outbound is req as a model may see it, with the values of the secrets kept here hidden in all of
+// it. It is the one place that hides them from models: a model-key turn's every request passes
+// through it as it is sent, and a plan turn's instructions, prompt, tool list and tool results on
+// their way to the agent. So a value the person typed in an earlier message, a record's title in a
+// write's receipt, a skill's title in the instructions or a tool's result never reaches a model,
+// whichever source it came from.
+func (s *Service) outbound(req models.Request) models.Request {
+	return req.Hidden(s.cfg.Hide)
+}
+
+// hide hides the known secrets' values in what a person is shown of a tool (Config.Hide): its row
+// is an event and is saved with the conversation.
 func (s *Service) hide(v string) string {
 	if s.cfg.Hide == nil || v == "" {
 		return v
@@ -423,8 +434,7 @@ func (s *Service) system(policy string, prep *turnPrep) string {
 func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offered []string, policy string, c models.ToolCall, emit func(Event)) (ToolRow, string, bool) {
 	row := ToolRow{CallID: c.ID, Name: c.Name, Status: "running"}
 	fail := func(msg string) (ToolRow, string, bool) {
-		msg = s.hide(msg)
-		row.Status, row.Summary = "error", msg
+		row.Status, row.Summary = "error", s.hide(msg)
 		emit(Event{Type: "tool", Tool: &row})
 		return row, msg, true
 	}
@@ -449,7 +459,7 @@ func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offe
 			return fail(err.Error())
 		}
 		emit(Event{Type: "tool", Tool: &held})
-		return held, s.hide(told), false
+		return held, told, false
 	}
 	emit(Event{Type: "tool", Tool: &row})
 	res, err := t.dispatch(ctx, tc, input)
@@ -463,7 +473,7 @@ func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offe
 		b, _ := json.Marshal(res.Data)
 		content += "\n" + string(b)
 	}
-	return row, headAndTail(s.hide(content), MaxToolResultChars), false
+	return row, headAndTail(content, MaxToolResultChars), false
 }
 
 func rawOr(in json.RawMessage) json.RawMessage {

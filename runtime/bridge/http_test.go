@@ -27,7 +27,7 @@ func TestStreamableHTTP(t *testing.T) {
 	r := startRuntime(t)
 	r.seed(t)
 	b := bridge.New(context.Background(), bridge.Config{DataDir: r.data, Key: r.key(t, "http", true), Dir: t.TempDir()})
-	srv := httptest.NewServer(bridge.HTTPHandler(b.Server(), "s3cret"))
+	srv := httptest.NewServer(bridge.HTTPHandler(b.Server(), httpToken))
 	defer srv.Close()
 	ctx := context.Background()
 	connectHTTP := func(token string) (*mcp.ClientSession, error) {
@@ -35,7 +35,7 @@ func TestStreamableHTTP(t *testing.T) {
 		return mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
 			&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: hc, MaxRetries: -1}, nil)
 	}
-	cs, err := connectHTTP("s3cret")
+	cs, err := connectHTTP(httpToken)
 	if err != nil {
 		t.Fatal(err)
 	}

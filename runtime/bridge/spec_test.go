@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -240,17 +241,18 @@ func TestGetFileLimits(t *testing.T) {
 	}
 }
 
-// TestHTTPBridgeWithoutTokenKeepsToItself: an HTTP bridge without CONTEXT_BRIDGE_HTTP_TOKEN is
-// reachable by any process on the computer, so it neither reads a path nor writes saveTo.
-func TestHTTPBridgeWithoutTokenKeepsToItself(t *testing.T) {
+// TestHTTPBridgeNotLocalKeepsToItself: a bridge not told it runs for this computer's own user
+// (Config.Local) neither reads a path nor writes saveTo, over HTTP as over stdio.
+func TestHTTPBridgeNotLocalKeepsToItself(t *testing.T) {
 	r := startRuntime(t)
 	id := r.addFile(t, "a.txt", "text/plain", []byte("a"))
 	dir := t.TempDir()
 	b := bridge.New(context.Background(), bridge.Config{DataDir: r.data, Key: r.key(t, "http", true), Dir: dir})
-	srv := httptest.NewServer(bridge.HTTPHandler(b.Server(), ""))
+	srv := httptest.NewServer(bridge.HTTPHandler(b.Server(), httpToken))
 	defer srv.Close()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}, nil)
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: bearer{httpToken, http.DefaultTransport}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
+	if err := private(abs, true); err != nil {
+		return nil, err
+	}
 	w, err := sql.Open("sqlite", dsn(abs, writePool))
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", abs, err)
@@ -67,6 +70,13 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		}
 		return nil, err
 	}
+	// The write-ahead log and its index exist now; a pair left by an older build may be wider.
+	for _, f := range []string{abs + "-wal", abs + "-shm"} {
+		if err := private(f, false); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
 	r, err := sql.Open("sqlite", dsn(abs, readPool))
 	if err != nil {
 		w.Close()
@@ -75,6 +85,28 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxOpenConns(max(4, runtime.NumCPU()))
 	s.read = r
 	return s, nil
+}
+
+// FileMode is the mode of the database, its write-ahead log and index, and every backup: they hold
+// everything the person keeps here, so only their own user may read them.
+const FileMode os.FileMode = 0o600
+
+// private makes the file at path readable and writable by its owner only; with create, a missing
+// one is made empty with that mode, so SQLite (which gives its log and index the database's mode)
+// never creates any of them wider. A missing file is otherwise left missing.
+func private(path string, create bool) error {
+	if create {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, FileMode)
+		if err != nil {
+			return fmt.Errorf("store: open %s: %w", path, err)
+		}
+		f.Close()
+	}
+	err := os.Chmod(path, FileMode)
+	if err != nil && !(errors.Is(err, os.ErrNotExist) && !create) {
+		return fmt.Errorf("store: make %s private: %w", path, err)
+	}
+	return nil
 }
 
 // dsn builds the connection string. synchronous(FULL) makes each commit durable before it is
@@ -153,8 +185,16 @@ func backup(ctx context.Context, db *sql.DB, dest string) error {
 	if err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
+	// VACUUM INTO writes into an empty file as it finds it: made here, with the database's mode, the
+	// copy is never readable by others, not even while it is written.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, FileMode)
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	f.Close()
 	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", abs); err != nil {
+		os.Remove(abs)
 		return fmt.Errorf("backup to %s: %w", abs, err)
 	}
-	return nil
+	return private(abs, false)
 }

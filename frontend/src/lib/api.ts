@@ -1,9 +1,10 @@
-// Same-origin JSON client for the runtime's API. Cookies go along by themselves;
-// the UI never adds an Authorization header.
+// Same-origin JSON client for the runtime's API. Requests go under this browser's session path
+// (session.ts), where its cookie goes along by itself; the UI never adds an Authorization header.
 
 import type { Decision } from './needs';
 import type { AssignBody, Job } from './runs';
 import type { Moves, Person, Project, Status, Task, TaskFields } from './types';
+import { apiURL, forgetSession } from './session';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -53,7 +54,7 @@ export async function request<T>(method: string, path: string, body?: unknown): 
   }
   let res: Response;
   try {
-    res = await fetch(path, init);
+    res = await fetch(apiURL(path), init);
   } catch {
     throw new ApiError(0, UNREACHABLE);
   }
@@ -67,7 +68,10 @@ export async function request<T>(method: string, path: string, body?: unknown): 
     }
   }
   if (!res.ok) {
-    if (res.status === 401) unauthorized();
+    if (res.status === 401) {
+      forgetSession(); // a session that ended (signed out elsewhere, or not kept over a restart)
+      unauthorized();
+    }
     const allowed = (data as { allowed?: Status[] } | null)?.allowed;
     throw new ApiError(res.status, errorSentence(res.status, data), Array.isArray(allowed) ? allowed : undefined);
   }

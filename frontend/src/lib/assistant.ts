@@ -7,6 +7,7 @@ import { holdBack, mergeRefs, recordOptions, type Ref } from './assistant-refs';
 import { renderMarkdown } from './markdown';
 import type { Route } from './route';
 import type { Agent } from './settings';
+import { apiURL } from './session';
 
 export type { Ref } from './assistant-refs';
 
@@ -738,7 +739,7 @@ export interface TurnBody {
 export async function streamTurn(body: TurnBody, onEvent: (ev: TurnEvent) => void, signal?: AbortSignal, fetchFn: typeof fetch = fetch): Promise<void> {
   let res: Response;
   try {
-    res = await fetchFn('/api/assistant/turn', {
+    res = await fetchFn(apiURL('/api/assistant/turn'), {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
       credentials: 'same-origin',

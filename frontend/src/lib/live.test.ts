@@ -72,6 +72,7 @@ describe('connectLive', () => {
     start();
     const es = FakeES.all[0];
     expect([...es.listeners.keys()].sort()).toEqual([
+      'reset',
       'task.created',
       'task.purged',
       'task.restored',
@@ -117,6 +118,30 @@ describe('connectLive', () => {
     FakeES.all[1].open();
     expect(restarts).toBe(1);
     expect(states.at(-1)).toBe('live');
+  });
+
+  it('asks for a reload when the server says to reset, and not for the events after it', () => {
+    start();
+    const es = FakeES.all[0];
+    es.open();
+    es.emit('reset', '{"newest":7}', '7');
+    expect(restarts).toBe(1);
+    es.emit('task.created', '{"id":"tsk_1"}', '8');
+    expect(restarts).toBe(1);
+    expect(events).toEqual([{ kind: 'task.created', data: { id: 'tsk_1' }, seq: 8 }]);
+  });
+
+  it('a reset goes to onReset when there is one', () => {
+    let resets = 0;
+    connectLive({
+      EventSource: FakeES as unknown as typeof EventSource,
+      onEvent: () => {},
+      onState: () => {},
+      onRestart: () => restarts++,
+      onReset: () => resets++,
+    });
+    FakeES.all[0].emit('reset', '{"newest":7}', '7');
+    expect([resets, restarts]).toEqual([1, 0]);
   });
 
   it('close() stops everything, including a pending retry', () => {

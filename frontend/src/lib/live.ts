@@ -3,10 +3,12 @@
 // EventSource reconnects by itself (sending Last-Event-ID, so the server replays what was
 // missed). Only when it gives up for good (readyState CLOSED, e.g. the server answered an
 // error status) do we open a new one after a pause, and tell the caller to reload, since a
-// fresh EventSource carries no Last-Event-ID.
+// fresh EventSource carries no Last-Event-ID. A "reset" event (the client had seen events the
+// log does not hold, as after a restore from backup) asks the caller to reload too.
 
 import { TASK_EVENT_KINDS } from './board';
 import type { LiveEvent } from './types';
+import { apiURL } from './session';
 
 export type LiveState = 'connecting' | 'live' | 'reconnecting';
 
@@ -17,10 +19,18 @@ export interface LiveOptions {
   onState: (s: LiveState) => void;
   /** A new stream was opened after the old one closed for good: the caller should reload. */
   onRestart?: () => void;
+  /**
+   * The server said to reset: this client resumed from an event the log never reached (the data
+   * folder was restored or replaced), so what it holds may be stale. onRestart when not given.
+   */
+  onReset?: () => void;
   /** For tests. */
   EventSource?: typeof EventSource;
   retryMs?: (attempt: number) => number;
 }
+
+/** The event the server sends first to a client that resumed from past the newest event. */
+export const RESET_EVENT = 'reset';
 
 export function backoff(attempt: number): number {
   return Math.min(30_000, 1000 * 2 ** Math.min(attempt, 5));
@@ -38,7 +48,7 @@ export function connectLive(opts: LiveOptions): { close: () => void } {
 
   const open = (restart: boolean) => {
     opts.onState(restart ? 'reconnecting' : 'connecting');
-    const src = new ES(url, { withCredentials: true });
+    const src = new ES(apiURL(url), { withCredentials: true });
     es = src;
     src.onopen = () => {
       attempt = 0;
@@ -58,6 +68,10 @@ export function connectLive(opts: LiveOptions): { close: () => void } {
         opts.onState('reconnecting');
       }
     };
+    src.addEventListener(RESET_EVENT, () => {
+      if (closed || es !== src) return;
+      (opts.onReset ?? opts.onRestart)?.();
+    });
     for (const kind of kinds) {
       src.addEventListener(kind, (e) => {
         let data: unknown;

@@ -3,6 +3,7 @@
 // runtime/bridge/keys/keys.go and runtime/api/pair.go.
 
 import { ApiError, request } from './api';
+import { forgetSession } from './session';
 
 export type SignedIn = 'yes' | 'no' | 'unknown';
 
@@ -156,6 +157,11 @@ export const settingsApi = {
   },
   revokePhone: (id: string) => request<unknown>('DELETE', `/api/pair/devices/${enc(id)}`),
   pairLink: () => request<PairLink>('POST', '/api/pair/links'),
+  /** Ends this browser's session; the page then shows that it is signed out. */
+  signOut: async () => {
+    await request<{ signedOut: boolean }>('POST', '/api/signout');
+    forgetSession();
+  },
 };
 
 /** A sentence split at its `backticks`: the odd parts are code. */

@@ -2,6 +2,7 @@
 // (runtime/api/terminal.go): binary frames of output from the runtime, JSON text messages to it.
 
 import { request } from './api';
+import { apiURL } from './session';
 
 export interface TerminalInfo {
   id: string;
@@ -33,7 +34,7 @@ export function resizeMessage(cols: number, rows: number): string {
 export function socketURL(loc: Pick<Location, 'protocol' | 'host'>, id: string, cols: number, rows: number): string {
   const scheme = loc.protocol === 'https:' ? 'wss:' : 'ws:';
   const size = clampSize(cols, rows);
-  return `${scheme}//${loc.host}/api/terminals/${encodeURIComponent(id)}/ws?cols=${size.cols}&rows=${size.rows}`;
+  return `${scheme}//${loc.host}${apiURL(`/api/terminals/${encodeURIComponent(id)}/ws`)}?cols=${size.cols}&rows=${size.rows}`;
 }
 
 /** The sentence to show when the connection closes: the runtime's reason, else one that fits the code. */
