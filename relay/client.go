@@ -222,7 +222,7 @@ func (c *Client) handleStream(st *yamux.Stream, notices chan<- []byte) {
 	st.SetReadDeadline(time.Time{})
 	switch typ {
 	case frameConn:
-		pc := &phoneConn{Stream: st, remote: pipeAddr(p)}
+		pc := &streamConn{Stream: st, remote: pipeAddr(p)}
 		select {
 		case c.conns <- pc:
 		case <-c.done:
@@ -301,11 +301,3 @@ func (c *Client) dropForTest() {
 	}
 	c.mu.Unlock()
 }
-
-// phoneConn is one phone's connection through the tunnel, with the phone's address.
-type phoneConn struct {
-	*yamux.Stream
-	remote net.Addr
-}
-
-func (p *phoneConn) RemoteAddr() net.Addr { return p.remote }
