@@ -140,10 +140,15 @@ func (c *Client) Run(ctx context.Context) error {
 func (c *Client) connectOnce(ctx context.Context) (wait time.Duration, err error) {
 	u := url.URL{Scheme: "wss", Host: c.cfg.Relay, Path: "/v1/tunnel"}
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	wc, _, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{HTTPClient: c.cfg.HTTPClient})
+	wc, resp, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{HTTPClient: c.cfg.HTTPClient})
 	cancel()
 	if err != nil {
 		return 0, fmt.Errorf("dial %s: %w", u.Host, err)
+	}
+	binding, err := tlsBinding(resp.TLS)
+	if err != nil {
+		wc.CloseNow()
+		return 0, err
 	}
 	wc.SetReadLimit(1 << 20)
 	conn := websocket.NetConn(ctx, wc, websocket.MessageBinary)
@@ -157,7 +162,7 @@ func (c *Client) connectOnce(ctx context.Context) (wait time.Duration, err error
 	if len(hello) < 1+nonceLen || hello[0] != protocolVersion {
 		return 0, fmt.Errorf("relay speaks another protocol version")
 	}
-	if err := writeFrame(conn, frameClientAuth, c.cfg.Key.signAuth(relayName(c.cfg.Relay), hello[1:1+nonceLen], c.cfg.JoinToken)); err != nil {
+	if err := writeFrame(conn, frameClientAuth, c.cfg.Key.signAuth(relayName(c.cfg.Relay), hello[1:1+nonceLen], binding, c.cfg.JoinToken)); err != nil {
 		return 0, fmt.Errorf("send login: %w", err)
 	}
 	typ, p, err := readFrameOf(conn, frameServerOK, frameRefused)

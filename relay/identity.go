@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/base32"
 	"encoding/pem"
 	"errors"
@@ -92,31 +93,47 @@ func LoadOrCreateKey(path string) (DeviceKey, error) {
 	return DeviceKey{priv: ed25519.NewKeyFromSeed(blk.Bytes)}, nil
 }
 
-// authMessage is what a runtime signs to log in: bound to the relay's name and its fresh nonce.
-func authMessage(relayHost string, nonce []byte) []byte {
-	m := make([]byte, 0, 32+len(relayHost)+len(nonce))
-	m = append(m, "ensemble-relay-v1\x00"...)
+// authMessage is what a runtime signs to log in: bound to the relay's name, its fresh nonce and
+// the TLS connection the login travels on (binding, see [tlsBinding]).
+func authMessage(relayHost string, nonce, binding []byte) []byte {
+	m := make([]byte, 0, 32+len(relayHost)+len(nonce)+len(binding))
+	m = append(m, "ensemble-relay-v2\x00"...)
 	m = append(m, strings.ToLower(relayHost)...)
 	m = append(m, 0)
-	return append(m, nonce...)
+	m = append(m, nonce...)
+	return append(m, binding...)
+}
+
+// tlsBinding is the value both ends of one TLS connection, and only they, compute alike: its
+// keying-material exporter. A connection without one (TLS 1.2 without extended master secret)
+// cannot carry a login.
+func tlsBinding(cs *tls.ConnectionState) ([]byte, error) {
+	if cs == nil {
+		return nil, errors.New("the tunnel is not over TLS")
+	}
+	b, err := cs.ExportKeyingMaterial(exporterLabel, nil, bindingLen)
+	if err != nil {
+		return nil, fmt.Errorf("the tunnel's TLS connection has no exporter (it needs TLS 1.3, or 1.2 with extended master secret): %w", err)
+	}
+	return b, nil
 }
 
 // signAuth makes a frameClientAuth payload.
-func (k DeviceKey) signAuth(relayHost string, nonce []byte, joinToken string) []byte {
+func (k DeviceKey) signAuth(relayHost string, nonce, binding []byte, joinToken string) []byte {
 	p := append([]byte{}, k.Public()...)
-	p = append(p, ed25519.Sign(k.priv, authMessage(relayHost, nonce))...)
+	p = append(p, ed25519.Sign(k.priv, authMessage(relayHost, nonce, binding))...)
 	return append(p, joinToken...)
 }
 
 // verifyAuth checks a frameClientAuth payload and returns the id it proves.
-func verifyAuth(relayHost string, nonce, p []byte) (id, joinToken string, err error) {
+func verifyAuth(relayHost string, nonce, binding, p []byte) (id, joinToken string, err error) {
 	if len(p) < ed25519.PublicKeySize+ed25519.SignatureSize || len(p) > ed25519.PublicKeySize+ed25519.SignatureSize+64 {
 		return "", "", errors.New("login is malformed")
 	}
 	pub := ed25519.PublicKey(p[:ed25519.PublicKeySize])
 	sig := p[ed25519.PublicKeySize : ed25519.PublicKeySize+ed25519.SignatureSize]
-	if !ed25519.Verify(pub, authMessage(relayHost, nonce), sig) {
-		return "", "", errors.New("login signature does not verify")
+	if !ed25519.Verify(pub, authMessage(relayHost, nonce, binding), sig) {
+		return "", "", errors.New("login signature does not verify for this relay and this TLS connection (is a proxy between the runtime and the relay ending TLS?)")
 	}
 	return ID(pub), string(p[ed25519.PublicKeySize+ed25519.SignatureSize:]), nil
 }

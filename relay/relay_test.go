@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -103,7 +104,11 @@ func TestClaimWithoutKeyRefused(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	wc, _, err := websocket.Dial(ctx, "wss://"+testDomain+"/v1/tunnel", &websocket.DialOptions{HTTPClient: dialTo(ca, func() string { return r.addr })})
+	wc, resp, err := websocket.Dial(ctx, "wss://"+testDomain+"/v1/tunnel", &websocket.DialOptions{HTTPClient: dialTo(ca, func() string { return r.addr })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	binding, err := tlsBinding(resp.TLS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +118,7 @@ func TestClaimWithoutKeyRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := append(append([]byte{}, victim.Public()...), thief.signAuth(testDomain, h[1:], "")[32:]...)
+	p := append(append([]byte{}, victim.Public()...), thief.signAuth(testDomain, h[1:], binding, "")[32:]...)
 	writeFrame(conn, frameClientAuth, p)
 	typ, msg, err := readFrameOf(conn, frameServerOK, frameRefused)
 	if err != nil || typ != frameRefused {
@@ -388,4 +393,63 @@ func TestManyPhones(t *testing.T) {
 func jsonDecode(r io.ReadCloser, v any) error {
 	defer r.Close()
 	return json.NewDecoder(r).Decode(v)
+}
+
+// A proxy between the runtime and the relay that ends the runtime's TLS with a certificate the
+// runtime trusts for the relay's name, and opens its own TLS to the relay, passes every byte of the
+// login through both ways; the relay still refuses it, because the runtime signed the exporter of
+// the connection it had (to the proxy), not of the one the relay has. The runtime's name stays free.
+func TestLoginThroughTLSProxyRefused(t *testing.T) {
+	ca := newTestCA(t)
+	r := startRelay(t, ca, "", nil)
+	var passed atomic.Int64 // bytes the proxy carried from the runtime to the relay
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: ca.issue(t, testDomain).Certificates,
+		NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := tls.Dial("tcp", r.addr, &tls.Config{ServerName: testDomain, RootCAs: ca.pool, NextProtos: []string{"http/1.1"}})
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				go func() { n, _ := io.Copy(u, c); passed.Add(n); u.Close() }()
+				io.Copy(c, u)
+			}()
+		}
+	}()
+	k := NewDeviceKey()
+	c := NewClient(ClientConfig{Relay: testDomain, Key: k, HTTPClient: dialTo(ca, func() string { return ln.Addr().String() })})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res := make(chan error, 1)
+	go func() { _, err := c.connectOnce(ctx); res <- err }()
+	select {
+	case <-c.Connected():
+		t.Fatal("the runtime logged in through a TLS-ending proxy")
+	case err := <-res:
+		if err == nil || !strings.Contains(err.Error(), "refused") {
+			t.Fatalf("login through a TLS-ending proxy: %v, want refused", err)
+		}
+	}
+	if passed.Load() < 100 {
+		t.Fatalf("the proxy carried %d bytes; did the login go through it?", passed.Load())
+	}
+	if st := r.srv.Status(); st.LoginsRefused != 1 || st.Tunnels != 0 {
+		t.Fatalf("status %+v", st)
+	}
+	// The same runtime straight to the relay (or through a proxy that does not end TLS) logs in.
+	direct := NewClient(ClientConfig{Relay: testDomain, Key: k, HTTPClient: dialTo(ca, func() string { return r.addr })})
+	go direct.Run(context.Background())
+	t.Cleanup(func() { direct.Close() })
+	waitUp(t, direct)
 }

@@ -306,7 +306,7 @@ func (s *Server) serveTunnel(w http.ResponseWriter, r *http.Request) {
 	defer conn.Close()
 
 	conn.SetDeadline(time.Now().Add(s.cfg.LoginDeadline))
-	id, err := s.login(conn)
+	id, err := s.login(conn, r.TLS)
 	if err != nil {
 		s.stats.LoginsRefused.Add(1)
 		s.log.Info("relay: login refused", "err", err)
@@ -350,7 +350,11 @@ func (s *Server) serveTunnel(w http.ResponseWriter, r *http.Request) {
 }
 
 // login runs the login of the protocol up to frameServerOK, and returns the id the runtime proved.
-func (s *Server) login(conn net.Conn) (string, error) {
+func (s *Server) login(conn net.Conn, cs *tls.ConnectionState) (string, error) {
+	binding, err := tlsBinding(cs)
+	if err != nil {
+		return "", err
+	}
 	hello := make([]byte, 1+nonceLen)
 	hello[0] = protocolVersion
 	rand.Read(hello[1:])
@@ -361,7 +365,7 @@ func (s *Server) login(conn net.Conn) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read login: %w", err)
 	}
-	id, join, err := verifyAuth(s.cfg.Domain, hello[1:], p)
+	id, join, err := verifyAuth(s.cfg.Domain, hello[1:], binding, p)
 	if err != nil {
 		return "", err
 	}
