@@ -123,8 +123,8 @@ func (p *phoneAccess) Close() error {
 // newRelayCmd is `ensemble relay`: the self-hostable relay.
 func newRelayCmd(g *globals) *cobra.Command {
 	var (
-		domain, addr, httpAddr, certDir, acmeDir, email, joinFile, certFile, keyFile string
-		debug                                                                        bool
+		domain, addr, httpAddr, certDir, acmeDir, email, joinFile, certFile, keyFile, statusFile string
+		debug                                                                                    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "relay",
@@ -135,7 +135,11 @@ runtime, so the relay never sees pages, cookies or pairing codes; it keeps nothi
 certificate for its own name, and its table of runtimes in memory.
 
 DNS: point <domain> and *.<domain> at this machine. The relay gets its own certificate by
-ACME (tls-alpn-01 on :443); each runtime gets its own through the relay. /status serves counters.`,
+ACME (tls-alpn-01 on :443); each runtime gets its own through the relay. /status serves counters
+to this machine only, or to whoever sends the --status-token.
+
+Each source (an IPv4 address, or an IPv6 /64) has a fair share of the relay: connections at once,
+phone connections to one runtime, and tunnels.`,
 		Example: `  ensemble relay --domain relay.example.com
   ensemble relay --domain relay.test --addr :8443 --cert relay.pem --key relay-key.pem`,
 		Args: cobra.NoArgs,
@@ -164,6 +168,15 @@ ACME (tls-alpn-01 on :443); each runtime gets its own through the relay. /status
 					Cache: autocert.DirCache(certDir), Email: email, Client: &acme.Client{DirectoryURL: acmeDir}}
 				cfg.TLS = m.TLSConfig()
 				httpHandler = m.HTTPHandler(httpHandler)
+			}
+			if statusFile != "" {
+				b, err := os.ReadFile(statusFile)
+				if err != nil {
+					return fmt.Errorf("--status-token: %w", err)
+				}
+				if cfg.StatusToken = strings.TrimSpace(string(b)); len(cfg.StatusToken) < 16 {
+					return fmt.Errorf("--status-token %s holds fewer than 16 characters; put a long random token in it", statusFile)
+				}
 			}
 			if joinFile != "" {
 				b, err := os.ReadFile(joinFile)
@@ -215,6 +228,7 @@ ACME (tls-alpn-01 on :443); each runtime gets its own through the relay. /status
 	f.StringVar(&certFile, "cert", "", "a certificate file for the relay's name, instead of ACME")
 	f.StringVar(&keyFile, "key", "", "the key file for --cert")
 	f.StringVar(&joinFile, "join-secret", "", "file with a secret that makes this relay private (runtimes need `ensemble relay join-token`)")
+	f.StringVar(&statusFile, "status-token", "", "file with a token that lets /status answer from elsewhere (Authorization: Bearer <token>)")
 	f.BoolVar(&debug, "debug", false, "log server names of connections")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "join-token SECRET-FILE ID",

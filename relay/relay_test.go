@@ -422,7 +422,7 @@ func TestLoginThroughTLSProxyRefused(t *testing.T) {
 					return
 				}
 				defer u.Close()
-				go func() { n, _ := io.Copy(u, c); passed.Add(n); u.Close() }()
+				go func() { io.Copy(countingWriter{u, &passed}, c); u.Close() }()
 				io.Copy(c, u)
 			}()
 		}
@@ -452,4 +452,14 @@ func TestLoginThroughTLSProxyRefused(t *testing.T) {
 	go direct.Run(context.Background())
 	t.Cleanup(func() { direct.Close() })
 	waitUp(t, direct)
+}
+
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	c.n.Add(int64(len(p)))
+	return c.w.Write(p)
 }

@@ -84,7 +84,10 @@ func startRelay(t testing.TB, ca *testCA, addr string, mod func(*ServerConfig)) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every test phone and runtime is on loopback, most from one address: the per-source limits
+	// are as large as the whole relay's unless a test sets them.
 	cfg := ServerConfig{Domain: testDomain, TLS: ca.issue(t, testDomain), AcceptPerIP: 100000, AcceptBurst: 100000,
+		MaxConnsPerSource: 50000, MaxStreamsPerSource: 1000, MaxTunnelsPerSource: 10000,
 		RetryAfter: 100 * time.Millisecond}
 	if mod != nil {
 		mod(&cfg)
