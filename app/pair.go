@@ -15,6 +15,7 @@ import (
 	"rsc.io/qr"
 
 	"github.com/ensemblework/ensemble/runtime/api"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 )
 
 func newPairCmd(g *globals) *cobra.Command {
@@ -151,7 +152,11 @@ folder: moving that key away gives a new address, and every phone must pair agai
 				return fmt.Errorf("save phone access settings: %w", err)
 			}
 			cfg, _ := loadRelayConfig(dir)
-			_, host, err := relayHost(dir, cfg)
+			seal, err := secrets.OpenLocalSealer(dir)
+			if err != nil {
+				return err
+			}
+			_, host, err := relayHost(dir, cfg, seal)
 			if err != nil {
 				return err
 			}

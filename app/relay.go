@@ -48,9 +48,12 @@ type phoneAccess struct {
 	done   chan error
 }
 
+// deviceKeyPath is where the device key is kept, sealed with the local key.
+func deviceKeyPath(dataDir string) string { return filepath.Join(dataDir, "relay", "device.key") }
+
 // relayHost loads (or makes) the device key and returns it with the runtime's relay name.
-func relayHost(dataDir string, cfg *relayConfig) (relay.DeviceKey, string, error) {
-	key, err := relay.LoadOrCreateKey(filepath.Join(dataDir, "relay", "device.key"))
+func relayHost(dataDir string, cfg *relayConfig, seal relay.Sealer) (relay.DeviceKey, string, error) {
+	key, err := relay.LoadOrCreateKey(deviceKeyPath(dataDir), seal)
 	if err != nil {
 		return relay.DeviceKey{}, "", err
 	}

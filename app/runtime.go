@@ -143,7 +143,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 		}
 	}
 	if cfg.Relay != nil {
-		if key, phoneHost, err = relayHost(cfg.DataDir, cfg.Relay); err != nil {
+		if key, phoneHost, err = relayHost(cfg.DataDir, cfg.Relay, sec.Sealer()); err != nil {
 			ln.Close()
 			js.Close()
 			st.Close()

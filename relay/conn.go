@@ -20,7 +20,13 @@ import (
 // and a WebSocket closed after its first frame.
 type streamConn struct {
 	*yamux.Stream
-	remote net.Addr
+	remote  net.Addr
+	release func() // gives back the source's share; idempotent
+}
+
+func (c *streamConn) Close() error {
+	c.release()
+	return c.Stream.Close()
 }
 
 func (c *streamConn) Read(p []byte) (int, error) {

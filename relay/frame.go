@@ -40,8 +40,9 @@ import (
 // one stream per phone TCP connection. Each stream starts with one frame:
 //
 //	frameConn    the phone's address "ip:port"; then the raw TLS bytes, from the ClientHello on
-//	frameNotice  kind(1) | retryInMs(4): this tunnel was replaced by a newer one for the same id
-//	             (noticeReplaced), or the relay is restarting (noticeRestarting); the tunnel closes
+//	frameNotice  kind(1) | retryInMs(4) | detail: this tunnel was replaced by a newer one for the
+//	             same id (noticeReplaced; detail is the source the newer one logged in from), or
+//	             the relay is restarting (noticeRestarting); the tunnel closes
 //
 // Unknown frame types are skipped during login and close only their own stream after it, so the
 // protocol can grow. yamux keeps the tunnel alive (15 s) and gives each phone its own window.

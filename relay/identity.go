@@ -63,34 +63,67 @@ func (k DeviceKey) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + k.String() + `"`), nil
 }
 
-const keyPEMType = "ENSEMBLE DEVICE KEY"
+// Sealer keeps the device key encrypted at rest: the runtime's local key (runtime/secrets), which
+// binds each box to a context naming what it holds.
+type Sealer interface {
+	Seal(plain []byte, context string) []byte
+	Open(box []byte, context string) ([]byte, error)
+}
 
-// LoadOrCreateKey reads the key at path, or makes one and writes it there (mode 0600).
-func LoadOrCreateKey(path string) (DeviceKey, error) {
+const (
+	keyPEMType       = "ENSEMBLE DEVICE KEY" // the seed in the clear: read once, then sealed
+	sealedKeyPEMType = "ENSEMBLE SEALED DEVICE KEY"
+	keyContext       = "ensemble-device-key-v1"
+)
+
+// LoadOrCreateKey reads the key at path, or makes one and writes it there, sealed (mode 0600). A
+// key kept in the clear by an older Ensemble is sealed in place, keeping its id (and the phones
+// paired with it).
+func LoadOrCreateKey(path string, seal Sealer) (DeviceKey, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		k := NewDeviceKey()
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return DeviceKey{}, fmt.Errorf("device key: %w", err)
-		}
-		data := pem.EncodeToMemory(&pem.Block{Type: keyPEMType, Bytes: k.priv.Seed()})
-		tmp := path + ".tmp"
-		if err := os.WriteFile(tmp, data, 0o600); err != nil {
-			return DeviceKey{}, fmt.Errorf("device key: %w", err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			return DeviceKey{}, fmt.Errorf("device key: %w", err)
-		}
-		return k, nil
+		return k, SaveKey(path, k, seal)
 	}
 	if err != nil {
 		return DeviceKey{}, fmt.Errorf("device key: %w", err)
 	}
+	damaged := fmt.Errorf("device key %s is damaged; rotate the phone address with `ensemble pair rotate` (phones must pair again)", path)
 	blk, _ := pem.Decode(b)
-	if blk == nil || blk.Type != keyPEMType || len(blk.Bytes) != ed25519.SeedSize {
-		return DeviceKey{}, fmt.Errorf("device key %s is damaged; move it away to make a new one (phones must pair again)", path)
+	switch {
+	case blk == nil:
+		return DeviceKey{}, damaged
+	case blk.Type == sealedKeyPEMType:
+		seed, err := seal.Open(blk.Bytes, keyContext)
+		if err != nil {
+			return DeviceKey{}, fmt.Errorf("device key %s: %w", path, err)
+		}
+		if len(seed) != ed25519.SeedSize {
+			return DeviceKey{}, damaged
+		}
+		return DeviceKey{priv: ed25519.NewKeyFromSeed(seed)}, nil
+	case blk.Type == keyPEMType && len(blk.Bytes) == ed25519.SeedSize:
+		k := DeviceKey{priv: ed25519.NewKeyFromSeed(blk.Bytes)}
+		return k, SaveKey(path, k, seal)
 	}
-	return DeviceKey{priv: ed25519.NewKeyFromSeed(blk.Bytes)}, nil
+	return DeviceKey{}, damaged
+}
+
+// SaveKey writes k to path, sealed, replacing what was there in one rename.
+func SaveKey(path string, k DeviceKey, seal Sealer) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("device key: %w", err)
+	}
+	data := pem.EncodeToMemory(&pem.Block{Type: sealedKeyPEMType, Bytes: seal.Seal(k.priv.Seed(), keyContext)})
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("device key: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("device key: %w", err)
+	}
+	return nil
 }
 
 // authMessage is what a runtime signs to log in: bound to the relay's name, its fresh nonce and

@@ -148,56 +148,89 @@ func TestPrivateRelay(t *testing.T) {
 	waitUp(t, rt)
 }
 
-func TestNewestTunnelWins(t *testing.T) {
+// A second runtime with a copy of the key takes the name (the newest tunnel wins); the first is
+// told at once, says so in its status, and keeps taking the name back. A new key (rotation) gives it
+// a name of its own that the copy cannot take.
+func TestTakenNameNoticedAndTakenBack(t *testing.T) {
 	ca := newTestCA(t)
 	r := startRelay(t, ca, "", nil)
 	k := NewDeviceKey()
 	addr := func() string { return r.addr }
-	first := startRuntime(t, ca, addr, k, hello("first"))
-	firstUp := first.c.Connected()
-	second := startRuntime(t, ca, addr, k, hello("second"))
-	select {
-	case <-waitDown(first.c, firstUp):
-	case <-time.After(5 * time.Second):
-		t.Fatal("the replaced tunnel was not closed")
+	taken := make(chan TunnelStatus, 100)
+	owner := NewClient(ClientConfig{Relay: testDomain, Key: k, HTTPClient: dialTo(ca, addr),
+		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, OnTaken: func(s TunnelStatus) { taken <- s }})
+	ownerSrv := &http.Server{Handler: hello("owner")}
+	go ownerSrv.Serve(tls.NewListener(owner, &tls.Config{GetCertificate: func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		return &ca.issue(t, h.ServerName).Certificates[0], nil
+	}}))
+	go owner.Run(context.Background())
+	t.Cleanup(func() { owner.Close(); ownerSrv.Close() })
+	waitUp(t, owner)
+	if st := owner.Status(); !st.Up || st.Taken != 0 || st.Host != k.ID()+"."+testDomain {
+		t.Fatalf("status before: %+v", st)
 	}
-	// The two keep replacing each other until one hears its identity is in use elsewhere and stops.
-	// Until then a phone may reach either, or lose a request to a replaced tunnel; after it, the
-	// one left answers.
-	survivor := ""
+
+	thief := startRuntime(t, ca, addr, k, hello("thief"))
+	var st TunnelStatus
 	select {
-	case err := <-first.err:
-		if !errors.Is(err, ErrIdentityInUse) {
-			t.Fatalf("first stopped with %v", err)
-		}
-		survivor = "second"
-	case err := <-second.err:
-		if !errors.Is(err, ErrIdentityInUse) {
-			t.Fatalf("second stopped with %v", err)
-		}
-		survivor = "first"
+	case st = <-taken:
 	case <-time.After(10 * time.Second):
-		t.Fatal("flapping runtimes never stopped")
+		t.Fatal("the owner was not told its name was taken")
 	}
+	if st.Taken < 1 || st.TakenAt.IsZero() || st.TakenFrom != "127.0.0.1" || st.Host != thief.host {
+		t.Fatalf("taken: %+v", st)
+	}
+	// It takes the name back, and keeps doing so: the thief is told in turn.
+	for r.srv.Status().TunnelsReplaced < 4 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := owner.Status(); st.Taken < 1 {
+		t.Fatalf("status forgot the taking: %+v", st)
+	}
+	if st := thief.c.Status(); st.Taken < 1 {
+		t.Fatalf("the other copy was not told either: %+v", st)
+	}
+
+	// Rotation: a new key, a new name, nothing taken; the copy of the old key has the old name to
+	// itself and cannot log in as the new one.
+	fresh := NewDeviceKey()
+	up := owner.Connected()
+	owner.SetKey(fresh)
+	if st := owner.Status(); st.Taken != 0 || st.Host != fresh.ID()+"."+testDomain {
+		t.Fatalf("after a new key: %+v", st)
+	}
+	for owner.Connected() == up {
+		time.Sleep(5 * time.Millisecond)
+	}
+	waitUp(t, owner)
 	phone := dialTo(ca, addr)
 	phone.Transport.(*http.Transport).DisableKeepAlives = true
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		resp, err := phone.Get("https://" + second.host + "/")
-		got := ""
-		if err == nil {
+	if got := get(t, phone, "https://"+owner.Host()+"/"); got != "hello from owner over HTTP/1.1" {
+		t.Fatalf("the new name: %q", got)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if resp, err := phone.Get("https://" + thief.host + "/"); err == nil {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			got = string(b)
-		}
-		if strings.Contains(got, survivor) {
-			break
+			if strings.Contains(string(b), "thief") {
+				break
+			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the runtime left (%s) does not answer: %q, %v", survivor, got, err)
+			t.Fatal("the old name never settled on the copy")
 		}
 	}
-	if r.srv.Status().TunnelsReplaced < 2 {
-		t.Fatalf("status %+v", r.srv.Status())
+	replaced := r.srv.Status().TunnelsReplaced
+	for range 20 {
+		if got := get(t, phone, "https://"+owner.Host()+"/"); !strings.Contains(got, "owner") {
+			t.Fatalf("the new name answered %q", got)
+		}
+	}
+	if st := owner.Status(); st.Taken != 0 || !st.Up {
+		t.Fatalf("after rotation: %+v", st)
+	}
+	if n := r.srv.Status().TunnelsReplaced; n != replaced {
+		t.Fatalf("tunnels still replaced after rotation: %d, then %d", replaced, n)
 	}
 }
 

@@ -55,7 +55,7 @@ type ServerConfig struct {
 	KeepAlive     time.Duration // yamux keepalive; 15 s
 	LoginDeadline time.Duration // the whole login; 10 s
 
-	// A public relay's fair shares. A source is an IPv4 address or an IPv6 /64 (see [source]): one
+	// A public relay's fair shares. A source is an IPv4 address or an IPv6 /64 (see [Source]): one
 	// source with as many free keys as it likes cannot fill the relay with tunnels, nor park
 	// connections on its own tunnel, or on another's, to keep phones out.
 	MaxConnsPerSource   int // connections open at once from one source, of every kind; 256
@@ -196,7 +196,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			}
 			return err
 		}
-		src := source(c.RemoteAddr().String())
+		src := Source(c.RemoteAddr().String())
 		if !s.allow(src) {
 			s.stats.ConnsRateLimited.Add(1)
 			c.Close()
@@ -364,7 +364,7 @@ func (s *Server) serveTunnel(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	t := &tunnel{id: id, source: source(r.RemoteAddr), sess: sess, streams: make(chan struct{}, s.cfg.MaxStreams),
+	t := &tunnel{id: id, source: Source(r.RemoteAddr), sess: sess, streams: make(chan struct{}, s.cfg.MaxStreams),
 		bySrc: newShare(s.cfg.MaxStreamsPerSource), done: make(chan struct{}), ready: make(chan struct{})}
 	if !s.tunnelsBy.take(t.source) {
 		s.stats.LoginsRefused.Add(1)
@@ -451,13 +451,13 @@ func (s *Server) register(t *tunnel) error {
 	s.mu.Unlock()
 	if old != nil {
 		s.stats.TunnelsReplaced.Add(1)
-		go s.notify(old, noticeReplaced, 0)
+		go s.notify(old, noticeReplaced, 0, t.source)
 	}
 	return nil
 }
 
 // notify tells a tunnel's runtime why it is being closed, then closes it.
-func (s *Server) notify(t *tunnel, kind byte, retry time.Duration) {
+func (s *Server) notify(t *tunnel, kind byte, retry time.Duration, detail string) {
 	defer t.close()
 	<-t.ready
 	st, err := t.sess.OpenStream()
@@ -465,9 +465,10 @@ func (s *Server) notify(t *tunnel, kind byte, retry time.Duration) {
 		return
 	}
 	st.SetWriteDeadline(time.Now().Add(2 * time.Second))
-	p := make([]byte, 5)
+	p := make([]byte, 5, 5+len(detail))
 	p[0] = kind
 	binary.BigEndian.PutUint32(p[1:], uint32(retry.Milliseconds()))
+	p = append(p, detail...)
 	if writeFrame(st, frameNotice, p) == nil {
 		// Wait for the runtime to close the stream (it read the notice), at most two seconds.
 		st.SetReadDeadline(time.Now().Add(2 * time.Second))
@@ -557,7 +558,7 @@ func (s *Server) Close() error {
 	var wg sync.WaitGroup
 	for _, t := range ts {
 		wg.Add(1)
-		go func() { defer wg.Done(); s.notify(t, noticeRestarting, s.cfg.RetryAfter) }()
+		go func() { defer wg.Done(); s.notify(t, noticeRestarting, s.cfg.RetryAfter, "") }()
 	}
 	wg.Wait()
 	s.own.Close()

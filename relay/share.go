@@ -36,9 +36,10 @@ func (s *share) give(src string) {
 	}
 }
 
-// source is who a connection counts against: its IPv4 address, or the /64 an IPv6 address is in
-// (one household or phone has a whole /64, so counting single IPv6 addresses would count nothing).
-func source(addr string) string {
+// Source is who a connection from addr ("ip:port" or an IP) counts against: its IPv4 address, or
+// the /64 an IPv6 address is in (one household or phone has a whole /64, so counting single IPv6
+// addresses would count nothing). The runtime counts phones' sources the same way.
+func Source(addr string) string {
 	host := addr
 	if h, _, err := net.SplitHostPort(addr); err == nil {
 		host = h

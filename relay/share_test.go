@@ -19,8 +19,8 @@ func TestSource(t *testing.T) {
 		{"[2001:db8:1:2:ffff::1]:1", "2001:db8:1:2::/64"},
 		{"relay", "relay"},
 	} {
-		if got := source(tt.addr); got != tt.want {
-			t.Errorf("source(%q) = %q, want %q", tt.addr, got, tt.want)
+		if got := Source(tt.addr); got != tt.want {
+			t.Errorf("Source(%q) = %q, want %q", tt.addr, got, tt.want)
 		}
 	}
 }
@@ -169,5 +169,34 @@ func TestStatusForOperatorOnly(t *testing.T) {
 				t.Fatalf("%d %s", w.Code, w.Body)
 			}
 		})
+	}
+}
+
+// The runtime keeps its own share per source, whatever the relay lets through: one source's
+// parked connections take at most MaxConnsPerSource of the runtime, and give them back as they end.
+func TestRuntimeSharePerSource(t *testing.T) {
+	ca := newTestCA(t)
+	r := startRelay(t, ca, "", nil) // a relay that allows every source all it has
+	rt := startRuntimeWith(t, ca, func() string { return r.addr }, NewDeviceKey(), hello("runtime"),
+		func(c *ClientConfig) { c.MaxConnsPerSource = 4 })
+	held := park(t, r.addr, "127.0.0.2", rt.host, 10)
+	if len(held) != 4 {
+		t.Fatalf("the runtime holds %d of one source's parked connections, want its share of 4", len(held))
+	}
+	phone := dialFrom(ca, "127.0.0.3", func() string { return r.addr })
+	if got := get(t, phone, "https://"+rt.host+"/"); !strings.Contains(got, "runtime") {
+		t.Fatalf("phone from elsewhere: %q", got)
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	// Closed, they are given back: the source can connect again.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if len(park(t, r.addr, "127.0.0.2", rt.host, 1)) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the source's share was not given back")
+		}
 	}
 }
