@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -41,13 +40,6 @@ type relayConfig struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-// phoneAccess is the runtime's tunnel to its relay and the TLS that ends only here.
-type phoneAccess struct {
-	client *relay.Client
-	host   string
-	done   chan error
-}
-
 // deviceKeyPath is where the device key is kept, sealed with the local key.
 func deviceKeyPath(dataDir string) string { return filepath.Join(dataDir, "relay", "device.key") }
 
@@ -57,52 +49,15 @@ func relayHost(dataDir string, cfg *relayConfig, seal relay.Sealer) (relay.Devic
 	if err != nil {
 		return relay.DeviceKey{}, "", err
 	}
-	name := cfg.Relay
-	if h, _, err := net.SplitHostPort(name); err == nil {
-		name = h
-	}
-	return key, key.ID() + "." + strings.ToLower(name), nil
+	return key, hostFor(key, cfg.Relay), nil
 }
 
-// startPhoneAccess dials the relay and serves phone connections with srv (the runtime's own
-// http.Server, so phones get the same routes, guard and UI as the loopback listener).
-func startPhoneAccess(dataDir string, cfg *relayConfig, key relay.DeviceKey, host string, srv *http.Server, log *slog.Logger) *phoneAccess {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = &tls.Config{RootCAs: cfg.RootCAs} // nil: the system's roots
-	if cfg.Dial != nil {
-		tr.DialContext = cfg.Dial
+// hostFor is the phone address of key on relayName (its port, if any, left out).
+func hostFor(key relay.DeviceKey, relayName string) string {
+	if h, _, err := net.SplitHostPort(relayName); err == nil {
+		relayName = h
 	}
-	hc := &http.Client{Transport: tr}
-	tlsCfg := cfg.TLS
-	var m *autocert.Manager
-	if tlsCfg == nil {
-		m = &autocert.Manager{
-			Prompt:     autocert.AcceptTOS,
-			HostPolicy: autocert.HostWhitelist(host),
-			Cache:      autocert.DirCache(filepath.Join(dataDir, "relay", "certs")),
-			Client:     &acme.Client{DirectoryURL: cfg.ACMEDirectory, HTTPClient: hc},
-		}
-		tlsCfg = m.TLSConfig() // h2, http/1.1 and acme-tls/1: tls-alpn-01 arrives through the relay
-	}
-	c := relay.NewClient(relay.ClientConfig{Relay: cfg.Relay, Key: key, JoinToken: cfg.JoinToken, HTTPClient: hc, Log: log})
-	pa := &phoneAccess{client: c, host: host, done: make(chan error, 1)}
-	go srv.Serve(tls.NewListener(c, tlsCfg))
-	go func() { pa.done <- c.Run(context.Background()) }()
-	if m != nil {
-		// Get the certificate as soon as the tunnel is up, so the first phone does not wait for it.
-		go func() {
-			select {
-			case <-c.Connected():
-			case <-time.After(time.Minute):
-				return
-			}
-			if _, err := m.GetCertificate(&tls.ClientHelloInfo{ServerName: host, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}}); err != nil {
-				log.Warn("relay: no certificate yet for the phone address", "host", host, "err", err)
-			}
-		}()
-	}
-	log.Info("phone access on", "url", "https://"+host+"/")
-	return pa
+	return key.ID() + "." + strings.ToLower(relayName)
 }
 
 // loadRoots reads the PEM certificates in path, to trust instead of the system's roots (for a private
@@ -117,10 +72,6 @@ func loadRoots(path string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("--relay-ca %s holds no PEM certificate", path)
 	}
 	return pool, nil
-}
-
-func (p *phoneAccess) Close() error {
-	return p.client.Close()
 }
 
 // newRelayCmd is `ensemble relay`: the self-hostable relay.

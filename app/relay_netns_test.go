@@ -139,7 +139,7 @@ func TestRelayOfflineE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close() })
-	host := rt.phones.host
+	host := rt.phones.Host()
 	origin := "https://" + host
 	defer func() {
 		if t.Failed() {

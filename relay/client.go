@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -111,7 +112,9 @@ func (c *Client) Host() string {
 	return c.hostLocked()
 }
 
-func (c *Client) hostLocked() string { return c.key.ID() + "." + relayName(c.cfg.Relay) }
+func (c *Client) hostLocked() string {
+	return c.key.ID() + "." + strings.ToLower(relayName(c.cfg.Relay))
+}
 
 // Status reports the tunnel as it is now.
 func (c *Client) Status() TunnelStatus {

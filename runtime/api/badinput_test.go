@@ -46,6 +46,7 @@ var bodylessRoutes = []string{
 	"POST /api/assistant/proposals/{id}/discard",
 	"POST /api/assistant/conversations/{id}/apply-all",
 	"POST /api/pair/links",
+	"POST /api/pair/rotate",
 }
 
 // TestBadBodiesEveryRoute sends every route that reads a JSON body malformed JSON, an unknown field,

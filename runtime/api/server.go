@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/ensemblework/ensemble/engines/detect"
@@ -33,8 +34,10 @@ type Options struct {
 	// Hosts are extra host names the runtime answers to besides loopback ones (a relay hostname).
 	Hosts []string
 	// Relay is the runtime's name on its relay (<id>.<relay-domain>), served over TLS only, with
-	// exact Origin checks; empty while phone access is off.
+	// exact Origin checks, on the connections PhoneServer serves; empty while phone access is off.
 	Relay string
+	// Phones is the tunnel to the relay: its status, and a new address; nil while phone access is off.
+	Phones PhoneAccess
 	// UI is the built web UI; nil or without index.html, a page says how to build it.
 	UI fs.FS
 	// Keepalive is how often an idle event stream gets a comment line; 15 s when zero.
@@ -72,7 +75,11 @@ type Server struct {
 	records *records.Service
 	links   links
 	pairs   pairing
+	phones  phoneSessions
+	relay   atomic.Pointer[string] // the relay name, which rotation changes
 	now     func() time.Time
+
+	phoneLimits phoneLimits
 }
 
 // New returns a Server.
@@ -80,11 +87,13 @@ func New(opts Options, log *slog.Logger, st *store.Store, bus *events.Bus, rec *
 	if opts.Keepalive == 0 {
 		opts.Keepalive = 15 * time.Second
 	}
+	s := &Server{opts: opts, log: log, store: st, bus: bus, records: rec,
+		links: links{codes: map[string]time.Time{}}, now: time.Now, phoneLimits: defaultPhoneLimits}
+	s.phones.wait = s.phoneLimits.endWait
 	if opts.Relay != "" {
-		opts.Hosts = append(opts.Hosts, opts.Relay)
+		s.relay.Store(&opts.Relay)
 	}
-	return &Server{opts: opts, log: log, store: st, bus: bus, records: rec,
-		links: links{codes: map[string]time.Time{}}, now: time.Now}
+	return s
 }
 
 // person is the actor of every write made through the API with the launch token or a browser session.
@@ -135,6 +144,11 @@ func (s *Server) Handler() http.Handler {
 	return s.guard(mux)
 }
 
+// health answers anyone that the runtime is up; only those signed in learn its version.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "version": s.opts.Version})
+	out := map[string]any{"ok": true}
+	if s.signedIn(r) {
+		out["version"] = s.opts.Version
+	}
+	writeJSON(w, http.StatusOK, out)
 }
