@@ -17,6 +17,9 @@ export interface LiveOptions {
   onState: (s: LiveState) => void;
   /** A new stream was opened after the old one closed for good: the caller should reload. */
   onRestart?: () => void;
+  /** The stream closed for good (the server answered an error, which EventSource does not say):
+   * the caller can ask the API why, a 401 meaning it was signed out. */
+  onClosed?: () => void;
   /** For tests. */
   EventSource?: typeof EventSource;
   retryMs?: (attempt: number) => number;
@@ -53,6 +56,7 @@ export function connectLive(opts: LiveOptions): { close: () => void } {
       if (src.readyState === ES.CLOSED) {
         src.close();
         opts.onState('reconnecting');
+        opts.onClosed?.();
         timer = setTimeout(() => open(true), retry(attempt++));
       } else {
         opts.onState('reconnecting');
