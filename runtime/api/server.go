@@ -3,7 +3,8 @@
 //
 // Every request passes the guard (a loopback Host, the runtime's own Origin); every route but
 // /api/health and the UI's files needs the launch token (Authorization: Bearer) or the browser
-// session cookie a one-time sign-in link sets.
+// session cookie a one-time sign-in link sets. What the relay carries is served by PhoneServer
+// under the phone rules instead (phone.go): a paired phone's cookie only.
 package api
 
 import (
