@@ -15,6 +15,7 @@ import (
 	"rsc.io/qr"
 
 	"github.com/ensemblework/ensemble/runtime/api"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 )
 
 func newPairCmd(g *globals) *cobra.Command {
@@ -50,7 +51,7 @@ Phone access must be on first: 'ensemble pair setup <relay>', then start Ensembl
 			return nil
 		},
 	}
-	cmd.AddCommand(newPairListCmd(g), newPairRevokeCmd(g), newPairSetupCmd(g), newPairOffCmd(g))
+	cmd.AddCommand(newPairListCmd(g), newPairRevokeCmd(g), newPairRotateCmd(g), newPairSetupCmd(g), newPairOffCmd(g))
 	return cmd
 }
 
@@ -64,19 +65,12 @@ func newPairListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var res struct {
-				Devices []api.PairedDevice `json:"devices"`
-				Relay   string             `json:"relay"`
-			}
+			var res phonesAnswer
 			if err := c.do(cmd.Context(), "GET", "/api/pair/devices", nil, &res); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			if res.Relay == "" {
-				fmt.Fprintln(out, "Phone access is off; turn it on with `ensemble pair setup <relay>`.")
-			} else {
-				fmt.Fprintf(out, "Phones open https://%s/\n", res.Relay)
-			}
+			writePhoneAccess(out, res)
 			if len(res.Devices) == 0 {
 				fmt.Fprintln(out, "No phone is paired.")
 				return nil
@@ -109,6 +103,36 @@ func newPairRevokeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Signed out %s.\n", args[0])
+			return nil
+		},
+	}
+}
+
+func newPairRotateCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rotate",
+		Short: "Give this computer a new phone address and key, signing every phone out",
+		Long: `Give the running runtime a new phone key, and with it a new phone address and certificate.
+Every paired phone is signed out first (what they have open ends), so a sign-in a copy of the old
+key collected opens nothing; the old address leads nowhere near this computer any more. Pair the
+phones again with 'ensemble pair'.
+
+Do this when 'ensemble status' says another copy of Ensemble took the phone address and you did
+not start one: someone has a copy of the key.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := connect(cmd.Context(), g)
+			if err != nil {
+				return err
+			}
+			var res struct {
+				URL       string `json:"url"`
+				SignedOut int    `json:"signedOut"`
+			}
+			if err := c.do(cmd.Context(), "POST", "/api/pair/rotate", nil, &res); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Phones now open %s\nSigned out %d phone(s); pair them again with `ensemble pair`.\n", res.URL, res.SignedOut)
 			return nil
 		},
 	}
@@ -151,7 +175,11 @@ folder: moving that key away gives a new address, and every phone must pair agai
 				return fmt.Errorf("save phone access settings: %w", err)
 			}
 			cfg, _ := loadRelayConfig(dir)
-			_, host, err := relayHost(dir, cfg)
+			seal, err := secrets.OpenLocalSealer(dir)
+			if err != nil {
+				return err
+			}
+			_, host, err := relayHost(dir, cfg, seal)
 			if err != nil {
 				return err
 			}

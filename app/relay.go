@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -41,65 +40,24 @@ type relayConfig struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-// phoneAccess is the runtime's tunnel to its relay and the TLS that ends only here.
-type phoneAccess struct {
-	client *relay.Client
-	host   string
-	done   chan error
-}
+// deviceKeyPath is where the device key is kept, sealed with the local key.
+func deviceKeyPath(dataDir string) string { return filepath.Join(dataDir, "relay", "device.key") }
 
 // relayHost loads (or makes) the device key and returns it with the runtime's relay name.
-func relayHost(dataDir string, cfg *relayConfig) (relay.DeviceKey, string, error) {
-	key, err := relay.LoadOrCreateKey(filepath.Join(dataDir, "relay", "device.key"))
+func relayHost(dataDir string, cfg *relayConfig, seal relay.Sealer) (relay.DeviceKey, string, error) {
+	key, err := relay.LoadOrCreateKey(deviceKeyPath(dataDir), seal)
 	if err != nil {
 		return relay.DeviceKey{}, "", err
 	}
-	name := cfg.Relay
-	if h, _, err := net.SplitHostPort(name); err == nil {
-		name = h
-	}
-	return key, key.ID() + "." + strings.ToLower(name), nil
+	return key, hostFor(key, cfg.Relay), nil
 }
 
-// startPhoneAccess dials the relay and serves phone connections with srv (the runtime's own
-// http.Server, so phones get the same routes, guard and UI as the loopback listener).
-func startPhoneAccess(dataDir string, cfg *relayConfig, key relay.DeviceKey, host string, srv *http.Server, log *slog.Logger) *phoneAccess {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = &tls.Config{RootCAs: cfg.RootCAs} // nil: the system's roots
-	if cfg.Dial != nil {
-		tr.DialContext = cfg.Dial
+// hostFor is the phone address of key on relayName (its port, if any, left out).
+func hostFor(key relay.DeviceKey, relayName string) string {
+	if h, _, err := net.SplitHostPort(relayName); err == nil {
+		relayName = h
 	}
-	hc := &http.Client{Transport: tr}
-	tlsCfg := cfg.TLS
-	var m *autocert.Manager
-	if tlsCfg == nil {
-		m = &autocert.Manager{
-			Prompt:     autocert.AcceptTOS,
-			HostPolicy: autocert.HostWhitelist(host),
-			Cache:      autocert.DirCache(filepath.Join(dataDir, "relay", "certs")),
-			Client:     &acme.Client{DirectoryURL: cfg.ACMEDirectory, HTTPClient: hc},
-		}
-		tlsCfg = m.TLSConfig() // h2, http/1.1 and acme-tls/1: tls-alpn-01 arrives through the relay
-	}
-	c := relay.NewClient(relay.ClientConfig{Relay: cfg.Relay, Key: key, JoinToken: cfg.JoinToken, HTTPClient: hc, Log: log})
-	pa := &phoneAccess{client: c, host: host, done: make(chan error, 1)}
-	go srv.Serve(tls.NewListener(c, tlsCfg))
-	go func() { pa.done <- c.Run(context.Background()) }()
-	if m != nil {
-		// Get the certificate as soon as the tunnel is up, so the first phone does not wait for it.
-		go func() {
-			select {
-			case <-c.Connected():
-			case <-time.After(time.Minute):
-				return
-			}
-			if _, err := m.GetCertificate(&tls.ClientHelloInfo{ServerName: host, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}}); err != nil {
-				log.Warn("relay: no certificate yet for the phone address", "host", host, "err", err)
-			}
-		}()
-	}
-	log.Info("phone access on", "url", "https://"+host+"/")
-	return pa
+	return key.ID() + "." + strings.ToLower(relayName)
 }
 
 // loadRoots reads the PEM certificates in path, to trust instead of the system's roots (for a private
@@ -116,15 +74,11 @@ func loadRoots(path string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-func (p *phoneAccess) Close() error {
-	return p.client.Close()
-}
-
 // newRelayCmd is `ensemble relay`: the self-hostable relay.
 func newRelayCmd(g *globals) *cobra.Command {
 	var (
-		domain, addr, httpAddr, certDir, acmeDir, email, joinFile, certFile, keyFile string
-		debug                                                                        bool
+		domain, addr, httpAddr, certDir, acmeDir, email, joinFile, certFile, keyFile, statusFile string
+		debug                                                                                    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "relay",
@@ -135,7 +89,11 @@ runtime, so the relay never sees pages, cookies or pairing codes; it keeps nothi
 certificate for its own name, and its table of runtimes in memory.
 
 DNS: point <domain> and *.<domain> at this machine. The relay gets its own certificate by
-ACME (tls-alpn-01 on :443); each runtime gets its own through the relay. /status serves counters.`,
+ACME (tls-alpn-01 on :443); each runtime gets its own through the relay. /status serves counters
+to this machine only, or to whoever sends the --status-token.
+
+Each source (an IPv4 address, or an IPv6 /64) has a fair share of the relay: connections at once,
+phone connections to one runtime, and tunnels.`,
 		Example: `  ensemble relay --domain relay.example.com
   ensemble relay --domain relay.test --addr :8443 --cert relay.pem --key relay-key.pem`,
 		Args: cobra.NoArgs,
@@ -164,6 +122,15 @@ ACME (tls-alpn-01 on :443); each runtime gets its own through the relay. /status
 					Cache: autocert.DirCache(certDir), Email: email, Client: &acme.Client{DirectoryURL: acmeDir}}
 				cfg.TLS = m.TLSConfig()
 				httpHandler = m.HTTPHandler(httpHandler)
+			}
+			if statusFile != "" {
+				b, err := os.ReadFile(statusFile)
+				if err != nil {
+					return fmt.Errorf("--status-token: %w", err)
+				}
+				if cfg.StatusToken = strings.TrimSpace(string(b)); len(cfg.StatusToken) < 16 {
+					return fmt.Errorf("--status-token %s holds fewer than 16 characters; put a long random token in it", statusFile)
+				}
 			}
 			if joinFile != "" {
 				b, err := os.ReadFile(joinFile)
@@ -215,6 +182,7 @@ ACME (tls-alpn-01 on :443); each runtime gets its own through the relay. /status
 	f.StringVar(&certFile, "cert", "", "a certificate file for the relay's name, instead of ACME")
 	f.StringVar(&keyFile, "key", "", "the key file for --cert")
 	f.StringVar(&joinFile, "join-secret", "", "file with a secret that makes this relay private (runtimes need `ensemble relay join-token`)")
+	f.StringVar(&statusFile, "status-token", "", "file with a token that lets /status answer from elsewhere (Authorization: Bearer <token>)")
 	f.BoolVar(&debug, "debug", false, "log server names of connections")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "join-token SECRET-FILE ID",

@@ -149,13 +149,13 @@ func TestPhoneCertificateByACMEThroughRelay(t *testing.T) {
 		t.Fatalf("GET through the relay with an ACME certificate: %v\npebble log:\n%s", err, b)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.TLS == nil || resp.TLS.PeerCertificates[0].DNSNames[0] != rt.phones.host {
+	if resp.StatusCode != 200 || resp.TLS == nil || resp.TLS.PeerCertificates[0].DNSNames[0] != rt.phones.Host() {
 		t.Fatalf("got %d, certificate %v", resp.StatusCode, resp.TLS.PeerCertificates[0].DNSNames)
 	}
 	t.Logf("first GET including issuance through the relay: %v, %s", time.Since(began).Round(time.Millisecond), resp.Proto)
 	// The certificate is kept in the data folder, so a restart orders none. autocert writes it
 	// after the handshake that ordered it; a retried GET can finish its own handshake first.
-	cached := filepath.Join(data, "relay", "certs", rt.phones.host)
+	cached := filepath.Join(data, "relay", "certs", rt.phones.Host())
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		_, err := os.Stat(cached)
 		if err == nil {

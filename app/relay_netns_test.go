@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -64,121 +65,22 @@ import (
 func TestRelayOfflineE2E(t *testing.T) {
 	needUI(t)
 	chromium := needBrowser(t)
-	pebble, err := exec.LookPath("pebble")
-	if err != nil {
-		enginetest.CannotRun(t, "pebble is not installed (apt-get install pebble)")
-	}
-	challtest, err := exec.LookPath("pebble-challtestsrv")
-	if err != nil {
-		enginetest.CannotRun(t, "pebble-challtestsrv is not installed (apt-get install pebble)")
-	}
-	began := time.Now()
-	step := func(format string, args ...any) {
-		t.Helper()
-		t.Logf("%6s  %s", time.Since(began).Round(10*time.Millisecond), fmt.Sprintf(format, args...))
-	}
-	lab := newNetLab(t)
-	step("namespaces %s, %s, %s", lab.relay, lab.runtime, lab.phone)
-	dir := t.TempDir()
-
-	// A CA of the test's own for the relay's name and Pebble's HTTPS: what the runtime trusts.
-	ca, caKey := newNetnsCA(t)
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-
-	// The relay, on :443 of its namespace, behind a tap that keeps every byte of every connection.
-	var ln net.Listener
-	if err := lab.do(lab.relay, func() (err error) { ln, err = net.Listen("tcp", "0.0.0.0:443"); return err }); err != nil {
-		t.Fatal(err)
-	}
-	tap := &tapListener{Listener: ln}
-	rs := relay.NewServer(relay.ServerConfig{Domain: "relay.test", TLS: testCert(t, ca, caKey, "relay.test"),
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	go rs.Serve(tap)
-	t.Cleanup(func() { rs.Close(); ln.Close() })
-
-	// Pebble and its DNS (every name → the relay), in the relay's namespace: the runtime reaches
-	// the ACME API at the relay's address, Pebble's check reaches <id>.relay.test:443.
-	pebbleCert(t, ca, caKey, dir)
-	lab.start(t, lab.relay, dir, challtest, "-defaultIPv4", relayForRuntime, "-defaultIPv6", "", "-dns01", "127.0.0.1:8053",
-		"-http01", "", "-https01", "", "-tlsalpn01", "", "-management", "127.0.0.1:8055")
-	cfgFile := filepath.Join(dir, "pebble.json")
-	os.WriteFile(cfgFile, []byte(fmt.Sprintf(`{"pebble":{"listenAddress":"0.0.0.0:14000","managementListenAddress":"0.0.0.0:15000",
-		"certificate":%q,"privateKey":%q,"httpPort":5002,"tlsPort":443,"ocspResponderURL":"","externalAccountBindingRequired":false}}`,
-		filepath.Join(dir, "pebble.pem"), filepath.Join(dir, "pebble-key.pem"))), 0o600)
-	lab.start(t, lab.relay, dir, pebble, "-config", cfgFile, "-dnsserver", "127.0.0.1:8053")
-	mgmt := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: lab.dialer(lab.relay),
-		TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	pebbleRoot := waitGet(t, mgmt, "https://"+relayForRuntime+":15000/roots/0", dir)
-	pebbleIntermediate := waitGet(t, mgmt, "https://"+relayForRuntime+":15000/intermediates/0", dir)
-	step("relay on :443, Pebble ready")
+	w := newRelayWorld(t, chromium)
+	lab, step, tap := w.lab, w.step, w.tap
 
 	// No way around the relay: the phone cannot reach the runtime, nor the runtime the phone,
 	// though each has a listener on its own address and a default route through the relay.
 	lab.checkIsolated(t)
 	step("runtime and phone cannot reach each other; both reach the relay")
 
-	// The runtime, its sockets in its own namespace: loopback API there, the tunnel and ACME
-	// dialed from there to the relay's address.
-	toRelay := lab.dialer(lab.runtime)
-	runtimeLog, _ := os.Create(filepath.Join(dir, "runtime.log"))
-	var rt *Runtime
-	err = lab.do(lab.runtime, func() (err error) {
-		rt, err = startRuntime(context.Background(), runtimeConfig{DataDir: filepath.Join(dir, "data"), Addr: "127.0.0.1:0",
-			Log: slog.New(slog.NewTextHandler(runtimeLog, nil)), Drivers: map[string]engines.Driver{},
-			Relay: &relayConfig{Relay: "relay.test", RootCAs: pool, ACMEDirectory: "https://" + relayForRuntime + ":14000/dir",
-				Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-					if h, port, _ := net.SplitHostPort(addr); h == "relay.test" || strings.HasSuffix(h, ".relay.test") {
-						addr = net.JoinHostPort(relayForRuntime, port)
-					}
-					return toRelay(ctx, network, addr)
-				}}})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
-	host := rt.phones.host
+	rt := w.startRuntime(t, lab.runtime, relayForRuntime, "data", nil)
+	host := rt.phones.Host()
 	origin := "https://" + host
-	defer func() {
-		if t.Failed() {
-			for _, f := range []string{"runtime.log", "pebble.log"} {
-				b, _ := os.ReadFile(filepath.Join(dir, f))
-				t.Logf("%s:\n%s", f, b)
-			}
-		}
-	}()
-
-	// The phone address's certificate, from Pebble through the relay, as the phone will check it.
-	phoneRoots := x509.NewCertPool()
-	if !phoneRoots.AppendCertsFromPEM(pebbleRoot) {
-		t.Fatalf("pebble's root: %q", pebbleRoot)
-	}
-	toRelayFromPhone := lab.dialer(lab.phone)
-	var leaf *x509.Certificate
-	for deadline := time.Now().Add(30 * time.Second); leaf == nil; {
-		conn, err := toRelayFromPhone(context.Background(), "tcp", relayForPhone+":443")
-		if err == nil {
-			tc := tls.Client(conn, &tls.Config{ServerName: host, RootCAs: phoneRoots})
-			tc.SetDeadline(time.Now().Add(5 * time.Second))
-			if err = tc.Handshake(); err == nil {
-				leaf = tc.ConnectionState().PeerCertificates[0]
-			}
-			conn.Close()
-		}
-		if leaf == nil && time.Now().After(deadline) {
-			t.Fatalf("no certificate from Pebble for %s through the relay: %v", host, err)
-		}
-		if leaf == nil {
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+	leaf := w.waitCert(t, host)
 	step("certificate for %s issued by %q through the relay", host, leaf.Issuer.CommonName)
 
 	// The local API, as the command line and the desktop window use it (launch token).
-	local := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)},
-		http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: lab.dialer(lab.runtime)}}}
+	local := w.local(t, rt)
 	ctx0 := context.Background()
 	boardMarker, liveMarker, needMarker := "board-"+randomHex(8), "live-"+randomHex(8), "need-"+randomHex(8)
 	if err := local.do(ctx0, "POST", "/api/tasks", map[string]any{"title": "Made before pairing " + boardMarker}, nil); err != nil {
@@ -197,30 +99,8 @@ func TestRelayOfflineE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The phone: Chromium in its namespace, every name resolved to the relay, trusting Pebble's
-	// CA by the public keys of its root and intermediate (Chromium honours the SPKI list only with
-	// a user data dir, which chromedp gives it).
-	wrapper := filepath.Join(dir, "chromium-in-phone-ns")
-	os.WriteFile(wrapper, []byte("#!/bin/sh\nexec ip netns exec "+lab.phone+" "+chromium+" \"$@\"\n"), 0o755)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(wrapper),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("host-resolver-rules", "MAP * "+relayForPhone),
-		chromedp.Flag("ignore-certificate-errors-spki-list", spkiHash(t, pebbleRoot)+","+spkiHash(t, pebbleIntermediate)),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(390, 844),
-	)
-	bctx, cancelTab := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelTab(); cancelAlloc() })
-	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(w.chromium(t), 60*time.Second)
 	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
-		t.Fatal(err)
-	}
 	step("Chromium started in %s", lab.phone)
 
 	// Pairing: the link opens /pair, whose script takes the secret out of the address and history,
@@ -316,7 +196,7 @@ func TestRelayOfflineE2E(t *testing.T) {
 	// Blindness: the relay's traffic holds the server name, but no marker, cookie or secret, and
 	// what it forwards for the phone is TLS records and nothing else.
 	cancel()
-	cancelTab()
+	w.closeChromium()
 	conns := tap.conns()
 	var total int
 	var all [][]byte
@@ -347,18 +227,221 @@ func TestRelayOfflineE2E(t *testing.T) {
 	step("tap: %d connections (%d to the phone address), %d bytes, no marker, cookie or secret", len(conns), phoneConns, total)
 }
 
+// relayWorld is what the relay's end-to-end tests share: a lab of namespaces, the relay on :443 of
+// its own (behind a tap that keeps every byte), Pebble and its DNS (every name → the relay), and
+// the phone's Chromium once asked for.
+type relayWorld struct {
+	lab        *netLab
+	dir        string
+	ca         *x509.Certificate
+	caKey      *ecdsa.PrivateKey
+	pool       *x509.CertPool // the test's CA: the relay's name and Pebble's HTTPS, what runtimes trust
+	relay      *relay.Server
+	tap        *tapListener
+	phoneRoots *x509.CertPool // Pebble's roots: what phones trust
+	acme       string         // Pebble's directory, at the relay's address on the runtime's link
+	pebbleSPKI string         // Pebble's root and intermediate keys, as Chromium is told to trust them
+	chromePath string
+	began      time.Time
+
+	closeChromium func()
+}
+
+func newRelayWorld(t *testing.T, chromium string) *relayWorld {
+	t.Helper()
+	pebble, err := exec.LookPath("pebble")
+	if err != nil {
+		enginetest.CannotRun(t, "pebble is not installed (apt-get install pebble)")
+	}
+	challtest, err := exec.LookPath("pebble-challtestsrv")
+	if err != nil {
+		enginetest.CannotRun(t, "pebble-challtestsrv is not installed (apt-get install pebble)")
+	}
+	w := &relayWorld{lab: newNetLab(t), dir: t.TempDir(), chromePath: chromium, began: time.Now(), closeChromium: func() {}}
+	lab, dir := w.lab, w.dir
+	w.step("namespaces %s, %s, %s, %s", lab.relay, lab.runtime, lab.phone, lab.attacker)
+
+	// A CA of the test's own for the relay's name and Pebble's HTTPS: what the runtime trusts.
+	w.ca, w.caKey = newNetnsCA(t)
+	w.pool = x509.NewCertPool()
+	w.pool.AddCert(w.ca)
+
+	// The relay, on :443 of its namespace, behind a tap that keeps every byte of every connection.
+	var ln net.Listener
+	if err := lab.do(lab.relay, func() (err error) { ln, err = net.Listen("tcp", "0.0.0.0:443"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	w.tap = &tapListener{Listener: ln}
+	w.relay = relay.NewServer(relay.ServerConfig{Domain: "relay.test", TLS: testCert(t, w.ca, w.caKey, "relay.test"),
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	go w.relay.Serve(w.tap)
+	t.Cleanup(func() { w.relay.Close(); ln.Close() })
+
+	// Pebble and its DNS (every name → the relay), in the relay's namespace: a runtime reaches the
+	// ACME API at the relay's address, Pebble's check reaches <id>.relay.test:443.
+	pebbleCert(t, w.ca, w.caKey, dir)
+	lab.start(t, lab.relay, dir, challtest, "-defaultIPv4", relayForRuntime, "-defaultIPv6", "", "-dns01", "127.0.0.1:8053",
+		"-http01", "", "-https01", "", "-tlsalpn01", "", "-management", "127.0.0.1:8055")
+	cfgFile := filepath.Join(dir, "pebble.json")
+	os.WriteFile(cfgFile, []byte(fmt.Sprintf(`{"pebble":{"listenAddress":"0.0.0.0:14000","managementListenAddress":"0.0.0.0:15000",
+		"certificate":%q,"privateKey":%q,"httpPort":5002,"tlsPort":443,"ocspResponderURL":"","externalAccountBindingRequired":false}}`,
+		filepath.Join(dir, "pebble.pem"), filepath.Join(dir, "pebble-key.pem"))), 0o600)
+	lab.start(t, lab.relay, dir, pebble, "-config", cfgFile, "-dnsserver", "127.0.0.1:8053")
+	mgmt := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: lab.dialer(lab.relay),
+		TLSClientConfig: &tls.Config{RootCAs: w.pool}}}
+	root := waitGet(t, mgmt, "https://"+relayForRuntime+":15000/roots/0", dir)
+	intermediate := waitGet(t, mgmt, "https://"+relayForRuntime+":15000/intermediates/0", dir)
+	w.phoneRoots = x509.NewCertPool()
+	if !w.phoneRoots.AppendCertsFromPEM(root) {
+		t.Fatalf("pebble's root: %q", root)
+	}
+	w.pebbleSPKI = spkiHash(t, root) + "," + spkiHash(t, intermediate)
+	w.acme = "https://" + relayForRuntime + ":14000/dir"
+	w.step("relay on :443, Pebble ready")
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "pebble.log"))
+			t.Logf("pebble.log:\n%s", b)
+		}
+	})
+	return w
+}
+
+func (w *relayWorld) step(format string, args ...any) {
+	w.lab.t.Helper()
+	w.lab.t.Logf("%6s  %s", time.Since(w.began).Round(10*time.Millisecond), fmt.Sprintf(format, args...))
+}
+
+// startRuntime starts a runtime with its sockets in ns: its loopback API there, the tunnel and ACME
+// dialed from there, every relay.test name at relayAddr. Its data folder is dir/<name>; mod may
+// change its configuration.
+func (w *relayWorld) startRuntime(t *testing.T, ns, relayAddr, name string, mod func(*runtimeConfig)) *Runtime {
+	t.Helper()
+	dial := w.lab.dialer(ns)
+	logFile, _ := os.Create(filepath.Join(w.dir, name+".log"))
+	cfg := runtimeConfig{DataDir: filepath.Join(w.dir, name), Addr: "127.0.0.1:0",
+		Log: slog.New(slog.NewTextHandler(logFile, nil)), Drivers: map[string]engines.Driver{},
+		Notify: func(context.Context, string, string) {},
+		Relay: &relayConfig{Relay: "relay.test", RootCAs: w.pool, ACMEDirectory: "https://" + relayAddr + ":14000/dir",
+			Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				if h, port, _ := net.SplitHostPort(addr); h == "relay.test" || strings.HasSuffix(h, ".relay.test") {
+					addr = net.JoinHostPort(relayAddr, port)
+				}
+				return dial(ctx, network, addr)
+			}}}
+	if mod != nil {
+		mod(&cfg)
+	}
+	var rt *Runtime
+	err := w.lab.do(ns, func() (err error) {
+		rt, err = startRuntime(context.Background(), cfg)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile.Name())
+			t.Logf("%s.log:\n%s", name, b)
+		}
+	})
+	return rt
+}
+
+// local is the runtime's local API as the command line and the desktop window use it (launch
+// token), reached inside the runtime's namespace.
+func (w *relayWorld) local(t *testing.T, rt *Runtime) *client {
+	return &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)},
+		http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: w.lab.dialer(w.lab.runtime)}}}
+}
+
+// waitCert waits until host's certificate comes from Pebble through the relay, as the phone checks
+// it, and returns it.
+func (w *relayWorld) waitCert(t *testing.T, host string) *x509.Certificate {
+	t.Helper()
+	dial := w.lab.dialer(w.lab.phone)
+	var err error
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var conn net.Conn
+		if conn, err = dial(context.Background(), "tcp", relayForPhone+":443"); err == nil {
+			tc := tls.Client(conn, &tls.Config{ServerName: host, RootCAs: w.phoneRoots})
+			tc.SetDeadline(time.Now().Add(5 * time.Second))
+			err = tc.Handshake()
+			conn.Close()
+			if err == nil {
+				return tc.ConnectionState().PeerCertificates[0]
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no certificate from Pebble for %s through the relay: %v", host, err)
+		}
+	}
+}
+
+// phoneClient is a phone that is not a browser, in ns, every name at relayAddr, trusting Pebble:
+// HTTP/2 when h2, else HTTP/1.1 only, with a connection at a time.
+func (w *relayWorld) phoneClient(ns, relayAddr string, h2 bool) *http.Client {
+	dial := w.lab.dialer(ns)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: w.phoneRoots}, Protocols: new(http.Protocols),
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return dial(ctx, network, relayAddr+":443")
+		}}
+	tr.Protocols.SetHTTP1(true)
+	tr.Protocols.SetHTTP2(h2)
+	if !h2 {
+		tr.MaxConnsPerHost = 1
+	}
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// chromium starts the phone: Chromium in the phone's namespace, every name resolved to the relay,
+// trusting Pebble's CA by the public keys of its root and intermediate (Chromium honours the SPKI
+// list only with a user data dir, which chromedp gives it). It returns the tab's context.
+func (w *relayWorld) chromium(t *testing.T) context.Context {
+	t.Helper()
+	wrapper := filepath.Join(w.dir, "chromium-in-phone-ns")
+	os.WriteFile(wrapper, []byte("#!/bin/sh\nexec ip netns exec "+w.lab.phone+" "+w.chromePath+" \"$@\"\n"), 0o755)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(wrapper),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("host-resolver-rules", "MAP * "+relayForPhone),
+		chromedp.Flag("ignore-certificate-errors-spki-list", w.pebbleSPKI),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(390, 844),
+	)
+	bctx, cancelTab := chromedp.NewContext(actx)
+	w.closeChromium = func() { cancelTab(); cancelAlloc() }
+	t.Cleanup(w.closeChromium)
+	if err := chromedp.Do(bctx, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatal(err)
+	}
+	return bctx
+}
+
 // The namespaces' addresses: the relay has one on each link.
 const (
-	relayForRuntime = "10.201.1.1"
-	runtimeAddr     = "10.201.1.2"
-	relayForPhone   = "10.201.2.1"
-	phoneAddr       = "10.201.2.2"
+	relayForRuntime  = "10.201.1.1"
+	runtimeAddr      = "10.201.1.2"
+	relayForPhone    = "10.201.2.1"
+	phoneAddr        = "10.201.2.2"
+	relayForAttacker = "10.201.3.1"
+	attackerAddr     = "10.201.3.2"
 )
 
-// netLab is three network namespaces, made for one test and deleted after it: the relay's, joined
-// by a veth link to the runtime's and by another to the phone's.
+// netLab is four network namespaces, made for one test and deleted after it: the relay's, joined
+// by a veth link to each of the runtime's, the phone's and an attacker's.
 type netLab struct {
-	relay, runtime, phone string
+	t                               *testing.T
+	sfx                             string
+	relay, runtime, phone, attacker string
+	direct                          []string // links made by linkDirect
 }
 
 func newNetLab(t *testing.T) *netLab {
@@ -370,8 +453,9 @@ func newNetLab(t *testing.T) *netLab {
 		enginetest.CannotRun(t, "ip (iproute2) is not installed; it makes the network namespaces")
 	}
 	sfx := randomHex(3) // interface names have at most 15 characters
-	l := &netLab{relay: "ens-" + sfx + "-relay", runtime: "ens-" + sfx + "-runtime", phone: "ens-" + sfx + "-phone"}
-	for _, ns := range []string{l.relay, l.runtime, l.phone} {
+	l := &netLab{t: t, sfx: sfx, relay: "ens-" + sfx + "-relay", runtime: "ens-" + sfx + "-runtime", phone: "ens-" + sfx + "-phone",
+		attacker: "ens-" + sfx + "-attacker"}
+	for _, ns := range []string{l.relay, l.runtime, l.phone, l.attacker} {
 		if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
 			enginetest.CannotRun(t, fmt.Sprintf("ip netns add: %v: %s", err, out))
 		}
@@ -395,12 +479,28 @@ func newNetLab(t *testing.T) *netLab {
 	}
 	link(l.runtime, "ens"+sfx+"r0", "ens"+sfx+"t0", relayForRuntime, runtimeAddr)
 	link(l.phone, "ens"+sfx+"r1", "ens"+sfx+"p0", relayForPhone, phoneAddr)
+	link(l.attacker, "ens"+sfx+"r2", "ens"+sfx+"a0", relayForAttacker, attackerAddr)
 	if err := l.do(l.relay, func() error {
 		return os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("0\n"), 0o644)
 	}); err != nil {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// linkDirect joins namespaces a and b by a veth link of their own, aIP and bIP on a /24 (routes
+// to that /24 only): the attacker sitting on the runtime's own network, say.
+func (l *netLab) linkDirect(a, b, aIP, bIP string) {
+	t := l.t
+	ea, eb := "ens"+l.sfx+"d"+strconv.Itoa(len(l.direct)), "ens"+l.sfx+"e"+strconv.Itoa(len(l.direct))
+	l.direct = append(l.direct, ea)
+	ip(t, "link", "add", ea, "type", "veth", "peer", "name", eb)
+	ip(t, "link", "set", ea, "netns", a)
+	ip(t, "link", "set", eb, "netns", b)
+	ip(t, "-n", a, "addr", "add", aIP+"/24", "dev", ea)
+	ip(t, "-n", b, "addr", "add", bIP+"/24", "dev", eb)
+	ip(t, "-n", a, "link", "set", ea, "up")
+	ip(t, "-n", b, "link", "set", eb, "up")
 }
 
 func ip(t *testing.T, args ...string) {
@@ -461,7 +561,7 @@ func (l *netLab) start(t *testing.T, ns, dir, name string, args ...string) {
 // though each listens on its own address.
 func (l *netLab) checkIsolated(t *testing.T) {
 	t.Helper()
-	for _, ns := range []string{l.runtime, l.phone} {
+	for _, ns := range []string{l.runtime, l.phone, l.attacker} {
 		var ln net.Listener
 		if err := l.do(ns, func() (err error) { ln, err = net.Listen("tcp", "0.0.0.0:7000"); return err }); err != nil {
 			t.Fatal(err)
@@ -486,12 +586,13 @@ func (l *netLab) checkIsolated(t *testing.T) {
 		}
 		return err
 	}
-	for _, c := range []struct{ from, to string }{{l.phone, runtimeAddr}, {l.runtime, phoneAddr}} {
+	for _, c := range []struct{ from, to string }{{l.phone, runtimeAddr}, {l.runtime, phoneAddr}, {l.attacker, runtimeAddr},
+		{l.attacker, phoneAddr}, {l.phone, attackerAddr}, {l.runtime, attackerAddr}} {
 		if err := reach(c.from, c.to+":7000"); err == nil {
 			t.Fatalf("%s reaches %s directly", c.from, c.to)
 		}
 	}
-	for _, c := range []struct{ from, to string }{{l.phone, relayForPhone}, {l.runtime, relayForRuntime}} {
+	for _, c := range []struct{ from, to string }{{l.phone, relayForPhone}, {l.runtime, relayForRuntime}, {l.attacker, relayForAttacker}} {
 		if err := reach(c.from, c.to+":443"); err != nil {
 			t.Fatalf("%s does not reach the relay at %s: %v", c.from, c.to, err)
 		}

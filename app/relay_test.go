@@ -23,6 +23,7 @@ import (
 
 	"github.com/ensemblework/ensemble/relay"
 	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 )
 
 // testCert issues a certificate for host from a CA made here (ACME is not the point of this test).
@@ -64,7 +65,11 @@ func TestPhoneThroughRelay(t *testing.T) {
 
 	data := t.TempDir()
 	cfg := &relayConfig{Relay: "relay.test", RootCAs: pool, Dial: dial}
-	_, host, err := relayHost(data, cfg)
+	seal, err := secrets.OpenLocalSealer(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, host, err := relayHost(data, cfg, seal)
 	if err != nil {
 		t.Fatal(err)
 	}

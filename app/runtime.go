@@ -14,7 +14,6 @@ import (
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/engines/detect"
 	"github.com/ensemblework/ensemble/frontend"
-	"github.com/ensemblework/ensemble/relay"
 	"github.com/ensemblework/ensemble/runtime/api"
 	"github.com/ensemblework/ensemble/runtime/assistant"
 	"github.com/ensemblework/ensemble/runtime/bridge/keys"
@@ -47,6 +46,8 @@ type runtimeConfig struct {
 	Drivers map[string]engines.Driver
 	// Relay turns on phone access through a relay; nil leaves it off.
 	Relay *relayConfig
+	// Notify shows a desktop notification; notify (the OS's own tool) when nil.
+	Notify func(ctx context.Context, title, body string)
 }
 
 // Runtime is a running runtime: its database, event bus, API server and listener. `ensemble serve`
@@ -132,8 +133,6 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	token := api.NewLaunchToken()
 	files := rec.Files(filepath.Join(cfg.DataDir, "files"))
 	bridge := &api.Bridge{Keys: keys.New(st, w), Work: workspace.New(st, rec, files), Files: files}
-	var key relay.DeviceKey
-	var phoneHost string
 	if cfg.Relay == nil {
 		if cfg.Relay, err = loadRelayConfig(cfg.DataDir); err != nil {
 			ln.Close()
@@ -142,13 +141,22 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 			return nil, err
 		}
 	}
+	if cfg.Notify == nil {
+		cfg.Notify = notify
+	}
+	var phones *phoneAccess
+	var phoneHost string
+	var phoneAPI api.PhoneAccess // nil, not a nil *phoneAccess, while phone access is off
 	if cfg.Relay != nil {
-		if key, phoneHost, err = relayHost(cfg.DataDir, cfg.Relay); err != nil {
+		key, host, err := relayHost(cfg.DataDir, cfg.Relay, sec.Sealer())
+		if err != nil {
 			ln.Close()
 			js.Close()
 			st.Close()
 			return nil, err
 		}
+		phones = newPhoneAccess(cfg.DataDir, cfg.Relay, key, sec.Sealer(), w, cfg.Log, cfg.Notify)
+		phoneHost, phoneAPI = host, phones
 	}
 	terms := terminal.New(terminal.Options{Home: home, Log: cfg.Log})
 	prof := profiles.New(profiles.Options{Store: st, Writer: w, KnownAgent: js.KnownAgent})
@@ -159,13 +167,15 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	if err := asst.Resume(ctx); err != nil {
 		cfg.Log.Warn("assistant: held writes not asked again on Needs me", "err", err)
 	}
-	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Profiles: prof, Bridge: bridge, Sessions: ss, Relay: phoneHost, Agents: agents, Assistant: asst, Terminals: terms, Secrets: sec}, cfg.Log, st, bus, rec)
+	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Profiles: prof, Bridge: bridge, Sessions: ss, Relay: phoneHost, Phones: phoneAPI, Agents: agents, Assistant: asst, Terminals: terms, Secrets: sec}, cfg.Log, st, bus, rec)
+	handler := srv.Handler()
 	r := &Runtime{
 		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, sessions: ss, agents: agents, terms: terms, api: srv, ln: ln, assistant: asst, secrets: sec,
 		URL:    url,
 		served: make(chan error, 1),
+		phones: phones,
 		http: &http.Server{
-			Handler:           srv.Handler(),
+			Handler:           handler,
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn),
@@ -182,9 +192,10 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	bg, stop := context.WithCancel(context.Background())
 	r.stop = stop
 	go agents.Run(bg) // detection runs agents' own commands: off the start-up path
-	if cfg.Relay != nil {
-		// The same http.Server serves phones, behind TLS that ends here.
-		r.phones = startPhoneAccess(cfg.DataDir, cfg.Relay, key, phoneHost, r.http, cfg.Log)
+	if phones != nil {
+		// Phones get the same routes and UI, on a server of their own whose connections follow the
+		// phone rules, behind TLS that ends here.
+		phones.start(srv.PhoneServer(handler, slog.NewLogLogger(cfg.Log.Handler(), slog.LevelDebug)))
 	}
 	return r, nil
 }
@@ -214,7 +225,7 @@ func (r *Runtime) PhoneURL() string {
 	if r.phones == nil {
 		return ""
 	}
-	return "https://" + r.phones.host + "/"
+	return "https://" + r.phones.Host() + "/"
 }
 
 // SigninURL is a fresh one-time link that signs a browser in at once, until the runtime stops: the

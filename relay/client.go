@@ -10,15 +10,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/hashicorp/yamux"
 )
-
-// ErrIdentityInUse: another runtime with the same key keeps replacing this one's tunnel.
-var ErrIdentityInUse = errors.New("relay: this runtime's identity is in use elsewhere (another runtime with the same key replaced its tunnel twice in a minute); stop the other one, or move the key away to get a new address")
 
 // ClientConfig configures the runtime's tunnel.
 type ClientConfig struct {
@@ -34,6 +32,27 @@ type ClientConfig struct {
 	MinBackoff time.Duration // 0.5 s
 	MaxBackoff time.Duration // 30 s
 	KeepAlive  time.Duration // 15 s
+
+	// MaxConnsPerSource bounds the phone connections one source (see [Source]) has open at once,
+	// whatever the relay allows: the runtime's own fair share. 64.
+	MaxConnsPerSource int
+	// OnTaken is called, in a goroutine of its own, each time another runtime with this key takes
+	// the runtime's name on the relay.
+	OnTaken func(TunnelStatus)
+}
+
+// TunnelStatus is the tunnel as the person is told about it.
+type TunnelStatus struct {
+	Host string `json:"host"`
+	Up   bool   `json:"up"`
+	// Taken counts the times another tunnel logged in with this runtime's key took its name on the
+	// relay, since the key was made or rotated: someone has a copy of the key. TakenAt is the last
+	// time, TakenFrom the source the relay saw it come from.
+	Taken     int       `json:"taken,omitempty"`
+	TakenAt   time.Time `json:"takenAt,omitzero"`
+	TakenFrom string    `json:"takenFrom,omitempty"`
+	// Err is why the tunnel is down, while it is.
+	Err string `json:"error,omitempty"`
 }
 
 // Client is the runtime's side of the relay: it dials out, logs in with the device key, and yields
@@ -43,19 +62,23 @@ type ClientConfig struct {
 // The reconnect contract: Run dials, and whenever the tunnel breaks (an error on either end closes
 // the whole tunnel and every phone connection on it) it dials again after a jittered backoff from
 // MinBackoff to MaxBackoff, reset by each successful login. A relay that says it is restarting is
-// redialed after the delay it asks for. Run returns only when its context ends, Close is called, or
-// the identity is in use elsewhere. Accept keeps working across reconnects.
+// redialed after the delay it asks for. A tunnel taken by another runtime with the same key is
+// taken back: Run dials again after a backoff that grows with each taking, reset only by a new key
+// ([Client.SetKey]), and [Client.Status] says so all along. Run returns only when its context ends or
+// Close is called. Accept keeps working across reconnects.
 type Client struct {
-	cfg   ClientConfig
-	log   *slog.Logger
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
+	cfg       ClientConfig
+	log       *slog.Logger
+	conns     chan net.Conn
+	done      chan struct{}
+	once      sync.Once
+	perSource *share
 
 	mu        sync.Mutex // guards the following fields
+	key       DeviceKey
 	sess      *yamux.Session
 	connected chan struct{} // closed while a tunnel is up
-	replaced  []time.Time
+	status    TunnelStatus
 }
 
 // NewClient returns a Client; call Run to connect.
@@ -75,11 +98,49 @@ func NewClient(cfg ClientConfig) *Client {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Client{cfg: cfg, log: cfg.Log, conns: make(chan net.Conn), done: make(chan struct{}), connected: make(chan struct{})}
+	if cfg.MaxConnsPerSource == 0 {
+		cfg.MaxConnsPerSource = 64
+	}
+	return &Client{cfg: cfg, log: cfg.Log, conns: make(chan net.Conn), done: make(chan struct{}), connected: make(chan struct{}),
+		key: cfg.Key, perSource: newShare(cfg.MaxConnsPerSource)}
 }
 
 // Host is the name phones use: <id>.<relay name without port>.
-func (c *Client) Host() string { return c.cfg.Key.ID() + "." + relayName(c.cfg.Relay) }
+func (c *Client) Host() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hostLocked()
+}
+
+func (c *Client) hostLocked() string {
+	return c.key.ID() + "." + strings.ToLower(relayName(c.cfg.Relay))
+}
+
+// Status reports the tunnel as it is now.
+func (c *Client) Status() TunnelStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.status
+	st.Host = c.hostLocked()
+	st.Up = c.sess != nil
+	if st.Up {
+		st.Err = ""
+	}
+	return st
+}
+
+// SetKey changes the runtime's key, and with it its name: the tunnel under the old name is closed
+// and Run logs in again with k. What was said about the old name being taken is forgotten.
+func (c *Client) SetKey(k DeviceKey) {
+	c.mu.Lock()
+	c.key = k
+	c.status = TunnelStatus{}
+	sess := c.sess
+	c.mu.Unlock()
+	if sess != nil {
+		sess.Close()
+	}
+}
 
 func relayName(relay string) string {
 	if h, _, err := net.SplitHostPort(relay); err == nil {
@@ -95,7 +156,7 @@ func (c *Client) Connected() <-chan struct{} {
 	return c.connected
 }
 
-// Run keeps a tunnel up until ctx ends, Close is called, or ErrIdentityInUse.
+// Run keeps a tunnel up until ctx ends or Close is called.
 func (c *Client) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -107,14 +168,14 @@ func (c *Client) Run(ctx context.Context) error {
 		}
 	}()
 	backoff := c.cfg.MinBackoff
+	taken := c.cfg.MinBackoff // the wait before taking the name back, doubled each time it is taken
 	for {
 		wait, err := c.connectOnce(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if errors.Is(err, ErrIdentityInUse) {
-			c.log.Error("relay: " + err.Error())
-			return err
+		if errors.Is(err, errTaken) {
+			wait, taken = taken, min(taken*2, c.cfg.MaxBackoff)
 		}
 		if wait > 0 { // a login succeeded: start again from the smallest backoff, or the relay's ask
 			backoff = c.cfg.MinBackoff
@@ -123,6 +184,12 @@ func (c *Client) Run(ctx context.Context) error {
 		if wait > d {
 			d = wait
 		}
+		c.mu.Lock()
+		c.status.Err = err.Error()
+		if c.status.Taken == 0 { // a new key starts over
+			taken = c.cfg.MinBackoff
+		}
+		c.mu.Unlock()
 		c.log.Info("relay: tunnel down; dialing again", "in", d.Round(time.Millisecond), "err", err)
 		select {
 		case <-time.After(d):
@@ -135,15 +202,23 @@ func (c *Client) Run(ctx context.Context) error {
 	}
 }
 
+// errTaken: another tunnel with this runtime's key took its name on the relay.
+var errTaken = errors.New("another runtime with this computer's phone key took its address on the relay")
+
 // connectOnce dials, logs in and serves one tunnel until it breaks. wait > 0 means the login
 // succeeded, and how long to wait before dialing again (at least 1 ns).
 func (c *Client) connectOnce(ctx context.Context) (wait time.Duration, err error) {
 	u := url.URL{Scheme: "wss", Host: c.cfg.Relay, Path: "/v1/tunnel"}
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	wc, _, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{HTTPClient: c.cfg.HTTPClient})
+	wc, resp, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{HTTPClient: c.cfg.HTTPClient})
 	cancel()
 	if err != nil {
 		return 0, fmt.Errorf("dial %s: %w", u.Host, err)
+	}
+	binding, err := tlsBinding(resp.TLS)
+	if err != nil {
+		wc.CloseNow()
+		return 0, err
 	}
 	wc.SetReadLimit(1 << 20)
 	conn := websocket.NetConn(ctx, wc, websocket.MessageBinary)
@@ -157,7 +232,10 @@ func (c *Client) connectOnce(ctx context.Context) (wait time.Duration, err error
 	if len(hello) < 1+nonceLen || hello[0] != protocolVersion {
 		return 0, fmt.Errorf("relay speaks another protocol version")
 	}
-	if err := writeFrame(conn, frameClientAuth, c.cfg.Key.signAuth(relayName(c.cfg.Relay), hello[1:1+nonceLen], c.cfg.JoinToken)); err != nil {
+	c.mu.Lock()
+	key := c.key
+	c.mu.Unlock()
+	if err := writeFrame(conn, frameClientAuth, key.signAuth(relayName(c.cfg.Relay), hello[1:1+nonceLen], binding, c.cfg.JoinToken)); err != nil {
 		return 0, fmt.Errorf("send login: %w", err)
 	}
 	typ, p, err := readFrameOf(conn, frameServerOK, frameRefused)
@@ -167,7 +245,7 @@ func (c *Client) connectOnce(ctx context.Context) (wait time.Duration, err error
 	if typ == frameRefused {
 		return 0, fmt.Errorf("relay refused the login: %s", p)
 	}
-	if string(p) != c.cfg.Key.ID() {
+	if string(p) != key.ID() {
 		return 0, fmt.Errorf("relay answered for another id")
 	}
 	conn.SetDeadline(time.Time{})
@@ -184,6 +262,10 @@ func (c *Client) connectOnce(ctx context.Context) (wait time.Duration, err error
 	}
 	defer sess.Close()
 	c.mu.Lock()
+	if c.key.ID() != key.ID() { // the key changed while this one logged in
+		c.mu.Unlock()
+		return time.Nanosecond, errors.New("the phone key changed")
+	}
 	c.sess = sess
 	close(c.connected)
 	c.mu.Unlock()
@@ -222,11 +304,17 @@ func (c *Client) handleStream(st *yamux.Stream, notices chan<- []byte) {
 	st.SetReadDeadline(time.Time{})
 	switch typ {
 	case frameConn:
-		pc := &phoneConn{Stream: st, remote: pipeAddr(p)}
+		src := Source(string(p))
+		if !c.perSource.take(src) {
+			st.Close()
+			return
+		}
+		var once sync.Once
+		pc := &streamConn{Stream: st, remote: pipeAddr(p), release: func() { once.Do(func() { c.perSource.give(src) }) }}
 		select {
 		case c.conns <- pc:
 		case <-c.done:
-			st.Close()
+			pc.Close()
 		}
 	case frameNotice:
 		select {
@@ -249,20 +337,17 @@ func (c *Client) onNotice(p []byte) (time.Duration, error) {
 	switch p[0] {
 	case noticeReplaced:
 		c.mu.Lock()
-		now := time.Now()
-		kept := c.replaced[:0]
-		for _, t := range c.replaced {
-			if now.Sub(t) < time.Minute {
-				kept = append(kept, t)
-			}
-		}
-		c.replaced = append(kept, now)
-		n := len(c.replaced)
+		c.status.Taken++
+		c.status.TakenAt = time.Now()
+		c.status.TakenFrom = string(p[5:])
+		st := c.status
+		st.Host = c.hostLocked()
 		c.mu.Unlock()
-		if n >= 2 {
-			return 0, ErrIdentityInUse
+		c.log.Warn("relay: "+errTaken.Error()+"; taking it back", "host", st.Host, "from", st.TakenFrom, "times", st.Taken)
+		if c.cfg.OnTaken != nil {
+			go c.cfg.OnTaken(st)
 		}
-		return c.cfg.MinBackoff, errors.New("tunnel replaced by a newer one for the same id")
+		return 0, errTaken
 	case noticeRestarting:
 		return max(retry, time.Nanosecond), errors.New("relay restarting")
 	}
@@ -301,11 +386,3 @@ func (c *Client) dropForTest() {
 	}
 	c.mu.Unlock()
 }
-
-// phoneConn is one phone's connection through the tunnel, with the phone's address.
-type phoneConn struct {
-	*yamux.Stream
-	remote net.Addr
-}
-
-func (p *phoneConn) RemoteAddr() net.Addr { return p.remote }

@@ -17,7 +17,7 @@ import (
 	"io"
 )
 
-// The protocol, version 1.
+// The protocol, version 2.
 //
 // Login: the runtime opens TLS to <relay-domain>:443 and a WebSocket GET /v1/tunnel, read as one byte
 // stream (websocket.NetConn). Frames are a type byte, a big-endian uint32 length and the payload,
@@ -25,8 +25,14 @@ import (
 //
 //	relay   → runtime  frameServerHello  version(1) | nonce(32)
 //	runtime → relay    frameClientAuth   pub(32) | sig(64) | joinToken(0..64)
-//	                   sig = Ed25519 over "ensemble-relay-v1\x00" + relayHost + "\x00" + nonce,
-//	                   so a login seen by one relay cannot be replayed to another
+//	                   sig = Ed25519 over "ensemble-relay-v2\x00" + relayHost + "\x00" + nonce +
+//	                   binding, where binding is 32 bytes of the TLS connection's exporter
+//	                   (RFC 8446 §7.5, label exporterLabel) as each end computes it for itself.
+//	                   The relay's name stops a login seen by one relay being replayed to another;
+//	                   the binding stops one being passed through: a proxy that ends the runtime's
+//	                   TLS (holding a certificate the runtime trusts for the relay's name) and
+//	                   opens its own to the relay has two connections with two exporters, so the
+//	                   signature the runtime made over the first does not verify on the second.
 //	relay   → runtime  frameServerOK     id (26 characters)
 //	               or  frameRefused      reason (one sentence), then the relay closes
 //
@@ -34,8 +40,9 @@ import (
 // one stream per phone TCP connection. Each stream starts with one frame:
 //
 //	frameConn    the phone's address "ip:port"; then the raw TLS bytes, from the ClientHello on
-//	frameNotice  kind(1) | retryInMs(4): this tunnel was replaced by a newer one for the same id
-//	             (noticeReplaced), or the relay is restarting (noticeRestarting); the tunnel closes
+//	frameNotice  kind(1) | retryInMs(4) | detail: this tunnel was replaced by a newer one for the
+//	             same id (noticeReplaced; detail is the source the newer one logged in from), or
+//	             the relay is restarting (noticeRestarting); the tunnel closes
 //
 // Unknown frame types are skipped during login and close only their own stream after it, so the
 // protocol can grow. yamux keeps the tunnel alive (15 s) and gives each phone its own window.
@@ -49,10 +56,12 @@ const (
 )
 
 const (
-	protocolVersion = 1
+	protocolVersion = 2
 	maxFrame        = 1 << 10
 	nonceLen        = 32
 	frameHeaderLen  = 5
+	bindingLen      = 32
+	exporterLabel   = "EXPORTER-ensemble-relay-login"
 )
 
 // Notice kinds.

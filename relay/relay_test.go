@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -103,7 +104,11 @@ func TestClaimWithoutKeyRefused(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	wc, _, err := websocket.Dial(ctx, "wss://"+testDomain+"/v1/tunnel", &websocket.DialOptions{HTTPClient: dialTo(ca, func() string { return r.addr })})
+	wc, resp, err := websocket.Dial(ctx, "wss://"+testDomain+"/v1/tunnel", &websocket.DialOptions{HTTPClient: dialTo(ca, func() string { return r.addr })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	binding, err := tlsBinding(resp.TLS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +118,7 @@ func TestClaimWithoutKeyRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := append(append([]byte{}, victim.Public()...), thief.signAuth(testDomain, h[1:], "")[32:]...)
+	p := append(append([]byte{}, victim.Public()...), thief.signAuth(testDomain, h[1:], binding, "")[32:]...)
 	writeFrame(conn, frameClientAuth, p)
 	typ, msg, err := readFrameOf(conn, frameServerOK, frameRefused)
 	if err != nil || typ != frameRefused {
@@ -143,56 +148,89 @@ func TestPrivateRelay(t *testing.T) {
 	waitUp(t, rt)
 }
 
-func TestNewestTunnelWins(t *testing.T) {
+// A second runtime with a copy of the key takes the name (the newest tunnel wins); the first is
+// told at once, says so in its status, and keeps taking the name back. A new key (rotation) gives it
+// a name of its own that the copy cannot take.
+func TestTakenNameNoticedAndTakenBack(t *testing.T) {
 	ca := newTestCA(t)
 	r := startRelay(t, ca, "", nil)
 	k := NewDeviceKey()
 	addr := func() string { return r.addr }
-	first := startRuntime(t, ca, addr, k, hello("first"))
-	firstUp := first.c.Connected()
-	second := startRuntime(t, ca, addr, k, hello("second"))
-	select {
-	case <-waitDown(first.c, firstUp):
-	case <-time.After(5 * time.Second):
-		t.Fatal("the replaced tunnel was not closed")
+	taken := make(chan TunnelStatus, 100)
+	owner := NewClient(ClientConfig{Relay: testDomain, Key: k, HTTPClient: dialTo(ca, addr),
+		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, OnTaken: func(s TunnelStatus) { taken <- s }})
+	ownerSrv := &http.Server{Handler: hello("owner")}
+	go ownerSrv.Serve(tls.NewListener(owner, &tls.Config{GetCertificate: func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		return &ca.issue(t, h.ServerName).Certificates[0], nil
+	}}))
+	go owner.Run(context.Background())
+	t.Cleanup(func() { owner.Close(); ownerSrv.Close() })
+	waitUp(t, owner)
+	if st := owner.Status(); !st.Up || st.Taken != 0 || st.Host != k.ID()+"."+testDomain {
+		t.Fatalf("status before: %+v", st)
 	}
-	// The two keep replacing each other until one hears its identity is in use elsewhere and stops.
-	// Until then a phone may reach either, or lose a request to a replaced tunnel; after it, the
-	// one left answers.
-	survivor := ""
+
+	thief := startRuntime(t, ca, addr, k, hello("thief"))
+	var st TunnelStatus
 	select {
-	case err := <-first.err:
-		if !errors.Is(err, ErrIdentityInUse) {
-			t.Fatalf("first stopped with %v", err)
-		}
-		survivor = "second"
-	case err := <-second.err:
-		if !errors.Is(err, ErrIdentityInUse) {
-			t.Fatalf("second stopped with %v", err)
-		}
-		survivor = "first"
+	case st = <-taken:
 	case <-time.After(10 * time.Second):
-		t.Fatal("flapping runtimes never stopped")
+		t.Fatal("the owner was not told its name was taken")
 	}
+	if st.Taken < 1 || st.TakenAt.IsZero() || st.TakenFrom != "127.0.0.1" || st.Host != thief.host {
+		t.Fatalf("taken: %+v", st)
+	}
+	// It takes the name back, and keeps doing so: the thief is told in turn.
+	for r.srv.Status().TunnelsReplaced < 4 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := owner.Status(); st.Taken < 1 {
+		t.Fatalf("status forgot the taking: %+v", st)
+	}
+	if st := thief.c.Status(); st.Taken < 1 {
+		t.Fatalf("the other copy was not told either: %+v", st)
+	}
+
+	// Rotation: a new key, a new name, nothing taken; the copy of the old key has the old name to
+	// itself and cannot log in as the new one.
+	fresh := NewDeviceKey()
+	up := owner.Connected()
+	owner.SetKey(fresh)
+	if st := owner.Status(); st.Taken != 0 || st.Host != fresh.ID()+"."+testDomain {
+		t.Fatalf("after a new key: %+v", st)
+	}
+	for owner.Connected() == up {
+		time.Sleep(5 * time.Millisecond)
+	}
+	waitUp(t, owner)
 	phone := dialTo(ca, addr)
 	phone.Transport.(*http.Transport).DisableKeepAlives = true
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		resp, err := phone.Get("https://" + second.host + "/")
-		got := ""
-		if err == nil {
+	if got := get(t, phone, "https://"+owner.Host()+"/"); got != "hello from owner over HTTP/1.1" {
+		t.Fatalf("the new name: %q", got)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if resp, err := phone.Get("https://" + thief.host + "/"); err == nil {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			got = string(b)
-		}
-		if strings.Contains(got, survivor) {
-			break
+			if strings.Contains(string(b), "thief") {
+				break
+			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the runtime left (%s) does not answer: %q, %v", survivor, got, err)
+			t.Fatal("the old name never settled on the copy")
 		}
 	}
-	if r.srv.Status().TunnelsReplaced < 2 {
-		t.Fatalf("status %+v", r.srv.Status())
+	replaced := r.srv.Status().TunnelsReplaced
+	for range 20 {
+		if got := get(t, phone, "https://"+owner.Host()+"/"); !strings.Contains(got, "owner") {
+			t.Fatalf("the new name answered %q", got)
+		}
+	}
+	if st := owner.Status(); st.Taken != 0 || !st.Up {
+		t.Fatalf("after rotation: %+v", st)
+	}
+	if n := r.srv.Status().TunnelsReplaced; n != replaced {
+		t.Fatalf("tunnels still replaced after rotation: %d, then %d", replaced, n)
 	}
 }
 
@@ -388,4 +426,73 @@ func TestManyPhones(t *testing.T) {
 func jsonDecode(r io.ReadCloser, v any) error {
 	defer r.Close()
 	return json.NewDecoder(r).Decode(v)
+}
+
+// A proxy between the runtime and the relay that ends the runtime's TLS with a certificate the
+// runtime trusts for the relay's name, and opens its own TLS to the relay, passes every byte of the
+// login through both ways; the relay still refuses it, because the runtime signed the exporter of
+// the connection it had (to the proxy), not of the one the relay has. The runtime's name stays free.
+func TestLoginThroughTLSProxyRefused(t *testing.T) {
+	ca := newTestCA(t)
+	r := startRelay(t, ca, "", nil)
+	var passed atomic.Int64 // bytes the proxy carried from the runtime to the relay
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: ca.issue(t, testDomain).Certificates,
+		NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := tls.Dial("tcp", r.addr, &tls.Config{ServerName: testDomain, RootCAs: ca.pool, NextProtos: []string{"http/1.1"}})
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				go func() { io.Copy(countingWriter{u, &passed}, c); u.Close() }()
+				io.Copy(c, u)
+			}()
+		}
+	}()
+	k := NewDeviceKey()
+	c := NewClient(ClientConfig{Relay: testDomain, Key: k, HTTPClient: dialTo(ca, func() string { return ln.Addr().String() })})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res := make(chan error, 1)
+	go func() { _, err := c.connectOnce(ctx); res <- err }()
+	select {
+	case <-c.Connected():
+		t.Fatal("the runtime logged in through a TLS-ending proxy")
+	case err := <-res:
+		if err == nil || !strings.Contains(err.Error(), "refused") {
+			t.Fatalf("login through a TLS-ending proxy: %v, want refused", err)
+		}
+	}
+	if passed.Load() < 100 {
+		t.Fatalf("the proxy carried %d bytes; did the login go through it?", passed.Load())
+	}
+	if st := r.srv.Status(); st.LoginsRefused != 1 || st.Tunnels != 0 {
+		t.Fatalf("status %+v", st)
+	}
+	// The same runtime straight to the relay (or through a proxy that does not end TLS) logs in.
+	direct := NewClient(ClientConfig{Relay: testDomain, Key: k, HTTPClient: dialTo(ca, func() string { return r.addr })})
+	go direct.Run(context.Background())
+	t.Cleanup(func() { direct.Close() })
+	waitUp(t, direct)
+}
+
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	c.n.Add(int64(len(p)))
+	return c.w.Write(p)
 }

@@ -9,6 +9,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
+	"io"
+	"log"
 	"math/big"
 	"net"
 	"net/http"
@@ -84,7 +86,10 @@ func startRelay(t testing.TB, ca *testCA, addr string, mod func(*ServerConfig)) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every test phone and runtime is on loopback, most from one address: the per-source limits
+	// are as large as the whole relay's unless a test sets them.
 	cfg := ServerConfig{Domain: testDomain, TLS: ca.issue(t, testDomain), AcceptPerIP: 100000, AcceptBurst: 100000,
+		MaxConnsPerSource: 50000, MaxStreamsPerSource: 1000, MaxTunnelsPerSource: 10000,
 		RetryAfter: 100 * time.Millisecond}
 	if mod != nil {
 		mod(&cfg)
@@ -125,10 +130,22 @@ type testRuntime struct {
 
 func startRuntime(t testing.TB, ca *testCA, relayAddr func() string, key DeviceKey, h http.Handler) *testRuntime {
 	t.Helper()
-	c := NewClient(ClientConfig{Relay: testDomain, Key: key, HTTPClient: dialTo(ca, relayAddr),
-		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
+	return startRuntimeWith(t, ca, relayAddr, key, h, nil)
+}
+
+// startRuntimeWith is startRuntime with the client's configuration changed by mod.
+func startRuntimeWith(t testing.TB, ca *testCA, relayAddr func() string, key DeviceKey, h http.Handler, mod func(*ClientConfig)) *testRuntime {
+	t.Helper()
+	cfg := ClientConfig{Relay: testDomain, Key: key, HTTPClient: dialTo(ca, relayAddr),
+		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
+		MaxConnsPerSource: 100000} // test phones share one loopback address
+
+	if mod != nil {
+		mod(&cfg)
+	}
+	c := NewClient(cfg)
 	rt := &testRuntime{c: c, host: c.Host(), err: make(chan error, 1),
-		srv: &http.Server{Handler: h}}
+		srv: &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0)}}
 	go rt.srv.Serve(tls.NewListener(c, ca.issue(t, c.Host())))
 	go func() { rt.err <- c.Run(context.Background()) }()
 	t.Cleanup(func() { c.Close(); rt.srv.Close() })

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,17 +39,28 @@ type ServerConfig struct {
 	// Debug logs server names; without it the log holds counters and errors only.
 	Debug bool
 
+	// StatusToken lets /status answer a request with "Authorization: Bearer <StatusToken>" from
+	// anywhere; without it (or another token) /status answers only from the relay's own machine.
+	StatusToken string
+
 	HelloTimeout  time.Duration // to read a ClientHello; 10 s
 	IdleTimeout   time.Duration // a spliced connection with no bytes either way; 2 min
 	WriteTimeout  time.Duration // one write; 10 s
 	MaxTunnels    int           // 10,000
 	MaxStreams    int           // phone connections per tunnel; 1,000
-	MaxConns      int           // phone connections in all; 50,000
-	AcceptPerIP   rate.Limit    // new connections a second from one address; 50
+	MaxConns      int           // connections in all; 50,000
+	AcceptPerIP   rate.Limit    // new connections a second from one source; 50
 	AcceptBurst   int           // 200
 	RetryAfter    time.Duration // what a restarting relay tells runtimes; 2 s
 	KeepAlive     time.Duration // yamux keepalive; 15 s
 	LoginDeadline time.Duration // the whole login; 10 s
+
+	// A public relay's fair shares. A source is an IPv4 address or an IPv6 /64 (see [Source]): one
+	// source with as many free keys as it likes cannot fill the relay with tunnels, nor park
+	// connections on its own tunnel, or on another's, to keep phones out.
+	MaxConnsPerSource   int // connections open at once from one source, of every kind; 256
+	MaxStreamsPerSource int // phone connections from one source to one tunnel; 64
+	MaxTunnelsPerSource int // tunnels logged in from one source; 16
 }
 
 // Server is the relay: an SNI router for phone connections (Serve) and the HTTP handler of its own
@@ -62,10 +74,12 @@ type Server struct {
 	buckets map[string]*bucket
 	closed  bool
 
-	own     *chanListener
-	ownHTTP *http.Server
-	conns   chan struct{} // a slot per live phone connection
-	stats   stats
+	own       *chanListener
+	ownHTTP   *http.Server
+	conns     chan struct{} // a slot per live connection
+	perSource *share        // connections per source
+	tunnelsBy *share        // tunnels per source
+	stats     stats
 }
 
 type bucket struct {
@@ -84,6 +98,7 @@ type stats struct {
 	ConnsUnknownName atomic.Int64
 	ConnsNoTunnel    atomic.Int64
 	ConnsRateLimited atomic.Int64
+	ConnsOverShare   atomic.Int64
 	ConnsBadHello    atomic.Int64
 	ConnsOwn         atomic.Int64
 	BytesToRuntime   atomic.Int64
@@ -93,8 +108,10 @@ type stats struct {
 // tunnel is one runtime's live yamux session.
 type tunnel struct {
 	id      string
+	source  string // where the runtime logged in from
 	sess    *yamux.Session
 	streams chan struct{}
+	bySrc   *share // phone connections per source
 	done    chan struct{}
 	ready   chan struct{} // closed once the runtime was told it is logged in
 	once    sync.Once
@@ -130,12 +147,22 @@ func NewServer(cfg ServerConfig) *Server {
 	if cfg.AcceptBurst == 0 {
 		cfg.AcceptBurst = 200
 	}
+	if cfg.MaxConnsPerSource == 0 {
+		cfg.MaxConnsPerSource = 256
+	}
+	if cfg.MaxStreamsPerSource == 0 {
+		cfg.MaxStreamsPerSource = 64
+	}
+	if cfg.MaxTunnelsPerSource == 0 {
+		cfg.MaxTunnelsPerSource = 16
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	cfg.Domain = strings.TrimSuffix(strings.ToLower(cfg.Domain), ".")
 	s := &Server{cfg: cfg, log: cfg.Log, tunnels: map[string]*tunnel{}, buckets: map[string]*bucket{},
-		own: newChanListener(), conns: make(chan struct{}, cfg.MaxConns)}
+		own: newChanListener(), conns: make(chan struct{}, cfg.MaxConns),
+		perSource: newShare(cfg.MaxConnsPerSource), tunnelsBy: newShare(cfg.MaxTunnelsPerSource)}
 	s.ownHTTP = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(cfg.Log.Handler(), slog.LevelDebug)}
 	return s
@@ -169,34 +196,47 @@ func (s *Server) Serve(ln net.Listener) error {
 			}
 			return err
 		}
-		if !s.allow(c.RemoteAddr()) {
+		src := Source(c.RemoteAddr().String())
+		if !s.allow(src) {
 			s.stats.ConnsRateLimited.Add(1)
+			c.Close()
+			continue
+		}
+		if !s.perSource.take(src) {
+			s.stats.ConnsOverShare.Add(1)
 			c.Close()
 			continue
 		}
 		select {
 		case s.conns <- struct{}{}:
 		default:
+			s.perSource.give(src)
 			s.stats.ConnsRateLimited.Add(1)
 			c.Close()
 			continue
 		}
 		go func() {
-			defer func() { <-s.conns }()
-			s.route(c)
+			var once sync.Once
+			release := func() { once.Do(func() { <-s.conns; s.perSource.give(src) }) }
+			// A connection for the relay's own name lives on in its HTTP server (a tunnel for as long
+			// as it is up): it keeps its slots until it is closed.
+			if !s.route(&releasingConn{Conn: c, release: release}, src) {
+				release()
+			}
 		}()
 	}
 }
 
-// route peeks the server name and hands the connection to the relay's own server or a tunnel.
-func (s *Server) route(c net.Conn) {
+// route peeks the server name and hands the connection to the relay's own server (and reports
+// true), or splices it to a tunnel until it ends.
+func (s *Server) route(c net.Conn, src string) (handedOff bool) {
 	s.stats.ConnsTotal.Add(1)
 	c.SetReadDeadline(time.Now().Add(s.cfg.HelloTimeout))
 	name, hello, err := peekServerName(c)
 	if err != nil {
 		s.stats.ConnsBadHello.Add(1)
 		c.Close()
-		return
+		return false
 	}
 	c.SetReadDeadline(time.Time{})
 	if s.cfg.Debug {
@@ -206,51 +246,59 @@ func (s *Server) route(c net.Conn) {
 		s.stats.ConnsOwn.Add(1)
 		if !s.own.push(&prefixConn{Conn: c, pre: hello}) {
 			c.Close()
+			return false
 		}
-		return
+		return true
 	}
 	id, ok := strings.CutSuffix(name, "."+s.cfg.Domain)
 	if !ok || !ValidID(id) {
 		s.stats.ConnsUnknownName.Add(1)
 		c.Close()
-		return
+		return false
 	}
 	t := s.lookup(id)
 	if t == nil {
 		s.stats.ConnsNoTunnel.Add(1)
 		c.Close()
-		return
+		return false
 	}
+	if !t.bySrc.take(src) {
+		s.stats.ConnsOverShare.Add(1)
+		c.Close()
+		return false
+	}
+	defer t.bySrc.give(src)
 	select {
 	case t.streams <- struct{}{}:
 		defer func() { <-t.streams }()
 	default:
 		s.stats.ConnsRateLimited.Add(1)
 		c.Close()
-		return
+		return false
 	}
 	<-t.ready
 	st, err := t.sess.OpenStream()
 	if err != nil {
 		s.stats.ConnsNoTunnel.Add(1)
 		c.Close()
-		return
+		return false
 	}
 	st.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 	if err := writeFrame(st, frameConn, []byte(c.RemoteAddr().String())); err != nil {
 		st.Close()
 		c.Close()
-		return
+		return false
 	}
 	if _, err := st.Write(hello); err != nil {
 		st.Close()
 		c.Close()
-		return
+		return false
 	}
 	s.stats.BytesToRuntime.Add(int64(len(hello)))
 	s.stats.ConnsLive.Add(1)
 	defer s.stats.ConnsLive.Add(-1)
 	pipe(c, st, s.cfg.IdleTimeout, s.cfg.WriteTimeout, &s.stats.BytesToRuntime, &s.stats.BytesToPhone)
+	return false
 }
 
 func (s *Server) lookup(id string) *tunnel {
@@ -259,12 +307,8 @@ func (s *Server) lookup(id string) *tunnel {
 	return s.tunnels[id]
 }
 
-// allow applies the per-address accept rate.
-func (s *Server) allow(a net.Addr) bool {
-	host := a.String()
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
+// allow applies the per-source accept rate.
+func (s *Server) allow(host string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.buckets[host]
@@ -306,7 +350,7 @@ func (s *Server) serveTunnel(w http.ResponseWriter, r *http.Request) {
 	defer conn.Close()
 
 	conn.SetDeadline(time.Now().Add(s.cfg.LoginDeadline))
-	id, err := s.login(conn)
+	id, err := s.login(conn, r.TLS)
 	if err != nil {
 		s.stats.LoginsRefused.Add(1)
 		s.log.Info("relay: login refused", "err", err)
@@ -320,8 +364,15 @@ func (s *Server) serveTunnel(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	t := &tunnel{id: id, sess: sess, streams: make(chan struct{}, s.cfg.MaxStreams), done: make(chan struct{}),
-		ready: make(chan struct{})}
+	t := &tunnel{id: id, source: Source(r.RemoteAddr), sess: sess, streams: make(chan struct{}, s.cfg.MaxStreams),
+		bySrc: newShare(s.cfg.MaxStreamsPerSource), done: make(chan struct{}), ready: make(chan struct{})}
+	if !s.tunnelsBy.take(t.source) {
+		s.stats.LoginsRefused.Add(1)
+		writeFrame(conn, frameRefused, []byte("This address has as many tunnels on this relay as it may have; close one first."))
+		sess.Close()
+		return
+	}
+	defer s.tunnelsBy.give(t.source)
 	if err := s.register(t); err != nil {
 		writeFrame(conn, frameRefused, []byte("The relay is full or closing; try again later."))
 		sess.Close()
@@ -350,7 +401,11 @@ func (s *Server) serveTunnel(w http.ResponseWriter, r *http.Request) {
 }
 
 // login runs the login of the protocol up to frameServerOK, and returns the id the runtime proved.
-func (s *Server) login(conn net.Conn) (string, error) {
+func (s *Server) login(conn net.Conn, cs *tls.ConnectionState) (string, error) {
+	binding, err := tlsBinding(cs)
+	if err != nil {
+		return "", err
+	}
 	hello := make([]byte, 1+nonceLen)
 	hello[0] = protocolVersion
 	rand.Read(hello[1:])
@@ -361,7 +416,7 @@ func (s *Server) login(conn net.Conn) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read login: %w", err)
 	}
-	id, join, err := verifyAuth(s.cfg.Domain, hello[1:], p)
+	id, join, err := verifyAuth(s.cfg.Domain, hello[1:], binding, p)
 	if err != nil {
 		return "", err
 	}
@@ -396,13 +451,13 @@ func (s *Server) register(t *tunnel) error {
 	s.mu.Unlock()
 	if old != nil {
 		s.stats.TunnelsReplaced.Add(1)
-		go s.notify(old, noticeReplaced, 0)
+		go s.notify(old, noticeReplaced, 0, t.source)
 	}
 	return nil
 }
 
 // notify tells a tunnel's runtime why it is being closed, then closes it.
-func (s *Server) notify(t *tunnel, kind byte, retry time.Duration) {
+func (s *Server) notify(t *tunnel, kind byte, retry time.Duration, detail string) {
 	defer t.close()
 	<-t.ready
 	st, err := t.sess.OpenStream()
@@ -410,9 +465,10 @@ func (s *Server) notify(t *tunnel, kind byte, retry time.Duration) {
 		return
 	}
 	st.SetWriteDeadline(time.Now().Add(2 * time.Second))
-	p := make([]byte, 5)
+	p := make([]byte, 5, 5+len(detail))
 	p[0] = kind
 	binary.BigEndian.PutUint32(p[1:], uint32(retry.Milliseconds()))
+	p = append(p, detail...)
 	if writeFrame(st, frameNotice, p) == nil {
 		// Wait for the runtime to close the stream (it read the notice), at most two seconds.
 		st.SetReadDeadline(time.Now().Add(2 * time.Second))
@@ -443,6 +499,7 @@ type Status struct {
 	ConnsUnknownName int64 `json:"connsUnknownName"`
 	ConnsNoTunnel    int64 `json:"connsNoTunnel"`
 	ConnsRateLimited int64 `json:"connsRateLimited"`
+	ConnsOverShare   int64 `json:"connsOverShare"`
 	ConnsBadHello    int64 `json:"connsBadHello"`
 	ConnsOwn         int64 `json:"connsOwn"`
 	BytesToRuntime   int64 `json:"bytesToRuntime"`
@@ -456,16 +513,35 @@ func (s *Server) Status() Status {
 		TunnelsReplaced: s.stats.TunnelsReplaced.Load(), LoginsRefused: s.stats.LoginsRefused.Load(),
 		Conns: s.stats.ConnsLive.Load(), ConnsTotal: s.stats.ConnsTotal.Load(),
 		ConnsUnknownName: s.stats.ConnsUnknownName.Load(), ConnsNoTunnel: s.stats.ConnsNoTunnel.Load(),
-		ConnsRateLimited: s.stats.ConnsRateLimited.Load(), ConnsBadHello: s.stats.ConnsBadHello.Load(),
-		ConnsOwn: s.stats.ConnsOwn.Load(), BytesToRuntime: s.stats.BytesToRuntime.Load(),
+		ConnsRateLimited: s.stats.ConnsRateLimited.Load(), ConnsOverShare: s.stats.ConnsOverShare.Load(),
+		ConnsBadHello: s.stats.ConnsBadHello.Load(),
+		ConnsOwn:      s.stats.ConnsOwn.Load(), BytesToRuntime: s.stats.BytesToRuntime.Load(),
 		BytesToPhone: s.stats.BytesToPhone.Load(),
 	}
 }
 
+// serveStatus serves the counters to the relay's operator only: from the relay's own machine, or
+// with the status token. What they count (tunnels, refusals, bytes) is no one else's business.
 func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
+	if !s.statusAllowed(r) {
+		http.Error(w, "The relay's counters are for its operator: ask from the relay's own machine, or with its status token.", http.StatusForbidden)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	json.NewEncoder(w).Encode(s.Status())
+}
+
+func (s *Server) statusAllowed(r *http.Request) bool {
+	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && s.cfg.StatusToken != "" {
+		return hmac.Equal([]byte(tok), []byte(s.cfg.StatusToken))
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // Close tells every runtime the relay is restarting (so it redials after RetryAfter) and closes
@@ -482,11 +558,23 @@ func (s *Server) Close() error {
 	var wg sync.WaitGroup
 	for _, t := range ts {
 		wg.Add(1)
-		go func() { defer wg.Done(); s.notify(t, noticeRestarting, s.cfg.RetryAfter) }()
+		go func() { defer wg.Done(); s.notify(t, noticeRestarting, s.cfg.RetryAfter, "") }()
 	}
 	wg.Wait()
 	s.own.Close()
 	return s.ownHTTP.Close()
+}
+
+// releasingConn gives back its connection's slots when it is closed.
+type releasingConn struct {
+	net.Conn
+	release func() // idempotent
+}
+
+func (c *releasingConn) Close() error {
+	err := c.Conn.Close()
+	c.release()
+	return err
 }
 
 // chanListener is a net.Listener fed by route with connections for the relay's own name.

@@ -180,10 +180,15 @@ func (s *Server) newSigninLink(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]string{"url": s.SigninURL(scheme + "://" + r.Host)})
 }
 
-// authed lets a request through with the launch token, a paired phone's cookie, or a browser
-// session's cookie under its own path.
+// authed lets a request through with the launch token or a browser session's cookie under its
+// own path; one through the relay, with a paired phone's cookie only (phoneAuthed).
 func (s *Server) authed(next http.Handler) http.Handler {
+	phone := s.phoneAuthed(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if phoneOf(r) != nil {
+			phone.ServeHTTP(w, r)
+			return
+		}
 		ok, err := s.authenticate(r)
 		if err != nil {
 			s.fail(w, r, err)
@@ -201,9 +206,6 @@ func (s *Server) authenticate(r *http.Request) (bool, error) {
 	if r.Header.Get("Authorization") != "" {
 		tok, ok := httpin.Bearer(r.Header)
 		return ok && s.opts.Token.Equal(tok), nil
-	}
-	if c, err := r.Cookie(deviceCookie); err == nil && s.opts.Relay != "" {
-		return s.validDevice(r.Context(), c.Value) // a paired phone
 	}
 	id, secret, ok := sessionOf(r)
 	if !ok {

@@ -47,6 +47,7 @@ var bodylessRoutes = []string{
 	"POST /api/assistant/proposals/{id}/discard",
 	"POST /api/assistant/conversations/{id}/apply-all",
 	"POST /api/pair/links",
+	"POST /api/pair/rotate",
 }
 
 // formRoutes read an HTML form's body, not JSON: the sign-in page's (TestSigninCodeLifetime).

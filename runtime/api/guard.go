@@ -15,7 +15,10 @@ import (
 // the person visits could reach it.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.viaRelay(r) && !s.relayAllowed(w, r) {
+		if phoneOf(r) != nil { // it came through the relay, whatever its Host says
+			if s.phoneAllowed(w, r) {
+				next.ServeHTTP(w, r)
+			}
 			return
 		}
 		if name, err := httpin.Host(r.Host); err != nil || !loopback.Host(name) && !s.allowedHost(name) {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -25,15 +24,55 @@ const (
 	deviceCookie    = "__Host-ensemble_device"
 	pairSecretLife  = 5 * time.Minute
 	deviceCookieAge = 400 * 24 * time.Hour // the most a browser keeps a cookie
-	pairFailLimit   = 10                   // failed pairing attempts a minute, then 429
+	pairFailLimit   = 10                   // failed pairing attempts a minute from one source, then 429
+	pairFailSources = 4096                 // sources whose failures are remembered at once
 	lastSeenEvery   = time.Minute
 )
 
-// pairing holds the pairing secrets not yet used, by hash, and recent failed attempts.
+// pairing holds the pairing secrets not yet used, by hash, and each source's recent failed
+// attempts. Failures count against the source that made them (an IPv4 address or an IPv6 /64, as
+// the relay reports the phone's address), never against the runtime as a whole: someone guessing
+// from one place cannot keep the owner's valid link from working anywhere else.
 type pairing struct {
 	mu       sync.Mutex // guards the following fields
 	secrets  map[string]time.Time
-	failures []time.Time
+	failures map[string][]time.Time
+}
+
+// PhoneAccess is the runtime's tunnel to its relay, as the API shows and changes it.
+type PhoneAccess interface {
+	// Status is the tunnel as it is now.
+	Status() PhoneStatus
+	// Rotate gives the runtime a new phone key, and with it a new address (and certificate), and
+	// returns the new host. The API signs every paired phone out first.
+	Rotate(ctx context.Context) (host string, err error)
+}
+
+// PhoneStatus is phone access as Settings and `ensemble status` show it.
+type PhoneStatus struct {
+	Host string `json:"host"`
+	Up   bool   `json:"up"`
+	// Taken counts the times another runtime with this computer's phone key took its address on
+	// the relay (since the key was made or rotated); TakenAt is the last, TakenFrom where from.
+	Taken     int        `json:"taken,omitempty"`
+	TakenAt   *time.Time `json:"takenAt,omitempty"`
+	TakenFrom string     `json:"takenFrom,omitempty"`
+	// Error is why the tunnel is down, while it is.
+	Error string `json:"error,omitempty"`
+}
+
+// TakenSentence is what the person is told when another runtime took the phone address.
+func (st PhoneStatus) TakenSentence() string {
+	if st.Taken == 0 {
+		return ""
+	}
+	from := ""
+	if st.TakenFrom != "" {
+		from = " from " + st.TakenFrom
+	}
+	return "Another copy of Ensemble with this computer's phone key took its phone address" + from +
+		"; Ensemble keeps taking it back. If you did not start one, someone has a copy of the key: " +
+		"give this computer a new phone address (Settings → Phones, or `ensemble pair rotate`), which signs every phone out."
 }
 
 // PairLink is a one-time link that pairs a phone.
@@ -50,25 +89,21 @@ type PairedDevice struct {
 	LastSeenAt *time.Time `json:"lastSeenAt,omitempty"`
 }
 
-// relayOrigin is the only Origin a browser reaching the runtime through the relay has.
-func (s *Server) relayOrigin() string { return "https://" + s.opts.Relay }
-
-// viaRelay reports whether r was addressed to the runtime's relay name.
-func (s *Server) viaRelay(r *http.Request) bool {
-	if s.opts.Relay == "" {
-		return false
+// relayHost is the runtime's name on its relay (<id>.<relay-domain>); "" while phone access is off.
+func (s *Server) relayHost() string {
+	if h := s.relay.Load(); h != nil {
+		return *h
 	}
-	h := r.Host
-	if hh, port, err := net.SplitHostPort(h); err == nil && port == "443" {
-		h = hh
-	}
-	return strings.EqualFold(h, s.opts.Relay)
+	return ""
 }
+
+// relayOrigin is the only Origin a browser reaching the runtime through the relay has.
+func (s *Server) relayOrigin() string { return "https://" + s.relayHost() }
 
 // NewPairLink makes a one-time pairing link; an error when phone access (the relay) is off.
 func (s *Server) NewPairLink() (PairLink, error) {
-	if s.opts.Relay == "" {
-		return PairLink{}, errors.New("Phone access is off: start Ensemble with --relay <relay name> to pair a phone.")
+	if s.relayHost() == "" {
+		return PairLink{}, errors.New("Phone access is off: turn it on with `ensemble pair setup <relay>` and start Ensemble again to pair a phone.")
 	}
 	secret := randomText(16)
 	now := s.now()
@@ -87,29 +122,53 @@ func (s *Server) NewPairLink() (PairLink, error) {
 	return PairLink{URL: s.relayOrigin() + "/pair#s=" + secret, ExpiresAt: exp.UTC()}, nil
 }
 
-// takePairSecret spends a secret: it is deleted whether or not it was still good.
-func (s *Server) takePairSecret(secret string) (ok, limited bool) {
+// takePairSecret spends a secret from source: it is deleted whether or not it was still good. A
+// source that failed pairFailLimit times in the last minute is limited: its attempts are refused
+// unread until its failures age.
+func (s *Server) takePairSecret(source, secret string) (ok, limited bool) {
 	h := hashText(secret)
 	now := s.now()
 	s.pairs.mu.Lock()
 	defer s.pairs.mu.Unlock()
-	recent := s.pairs.failures[:0]
-	for _, t := range s.pairs.failures {
-		if now.Sub(t) < time.Minute {
-			recent = append(recent, t)
-		}
+	if s.pairs.failures == nil {
+		s.pairs.failures = map[string][]time.Time{}
 	}
-	s.pairs.failures = recent
-	if len(recent) >= pairFailLimit {
+	recent := func(ts []time.Time) []time.Time {
+		kept := ts[:0]
+		for _, t := range ts {
+			if now.Sub(t) < time.Minute {
+				kept = append(kept, t)
+			}
+		}
+		return kept
+	}
+	fails := recent(s.pairs.failures[source])
+	if len(fails) >= pairFailLimit {
+		s.pairs.failures[source] = fails
 		return false, true
 	}
 	exp, found := s.pairs.secrets[h]
 	delete(s.pairs.secrets, h)
-	if !found || !now.Before(exp) {
-		s.pairs.failures = append(s.pairs.failures, now)
-		return false, false
+	if found && now.Before(exp) {
+		return true, false
 	}
-	return true, false
+	if len(fails) == 0 && len(s.pairs.failures) >= pairFailSources {
+		// Forget the sources whose failures have aged; if every one is recent, the one that failed
+		// least recently.
+		oldest, at := "", time.Time{}
+		for src, ts := range s.pairs.failures {
+			if ts = recent(ts); len(ts) == 0 {
+				delete(s.pairs.failures, src)
+			} else if s.pairs.failures[src] = ts; oldest == "" || ts[len(ts)-1].Before(at) {
+				oldest, at = src, ts[len(ts)-1]
+			}
+		}
+		if len(s.pairs.failures) >= pairFailSources {
+			delete(s.pairs.failures, oldest)
+		}
+	}
+	s.pairs.failures[source] = append(fails, now)
+	return false, false
 }
 
 func (s *Server) mountPair(mux *http.ServeMux, api func(string, http.HandlerFunc)) {
@@ -119,6 +178,7 @@ func (s *Server) mountPair(mux *http.ServeMux, api func(string, http.HandlerFunc
 	api("POST /api/pair/links", s.newPairLink)
 	api("GET /api/pair/devices", s.listDevices)
 	api("DELETE /api/pair/devices/{id}", s.revokeDevice)
+	api("POST /api/pair/rotate", s.rotate)
 }
 
 func (s *Server) newPairLink(w http.ResponseWriter, r *http.Request) {
@@ -130,10 +190,11 @@ func (s *Server) newPairLink(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, l)
 }
 
-// pair turns a pairing secret into a paired device and its cookie. Only through the relay, over
-// TLS, from the runtime's own relay origin.
+// pair turns a pairing secret into a paired device and its cookie. Only through the relay (the
+// guard has checked its TLS and name), from the runtime's own relay origin.
 func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
-	if !s.viaRelay(r) || r.TLS == nil || r.Header.Get("Origin") != s.relayOrigin() {
+	pc := phoneOf(r)
+	if pc == nil || r.Header.Get("Origin") != s.relayOrigin() {
 		writeError(w, http.StatusForbidden, "Pair a phone by scanning the code `ensemble pair` shows; this address cannot pair.")
 		return
 	}
@@ -145,13 +206,13 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	ok, limited := s.takePairSecret(in.Secret)
+	ok, limited := s.takePairSecret(pc.source, in.Secret)
 	if limited {
-		writeError(w, http.StatusTooManyRequests, "Too many pairing attempts; wait a minute and scan a new code.")
+		writeError(w, http.StatusTooManyRequests, "Too many wrong pairing codes came from this network; wait a minute, then scan a new code.")
 		return
 	}
 	if !ok {
-		writeError(w, http.StatusUnauthorized, "This pairing code was already used or is older than five minutes. Run `ensemble pair` on your computer for a new one.")
+		writeError(w, http.StatusUnauthorized, "This pairing code was already used or is older than five minutes: scan a new one (on your computer, Settings → Phones → Pair a phone).")
 		return
 	}
 	name := deviceName(in.Name, r.UserAgent())
@@ -189,16 +250,17 @@ func deviceName(sent, ua string) string {
 	return "Phone"
 }
 
-// validDevice reports whether token belongs to a paired device, noting when it was last seen.
-func (s *Server) validDevice(ctx context.Context, token string) (bool, error) {
+// validDevice returns the id of the paired device token belongs to ("" for none), noting when it
+// was last seen.
+func (s *Server) validDevice(ctx context.Context, token string) (string, error) {
 	var id string
 	var seen sql.NullString
 	err := s.store.Reader().QueryRowContext(ctx, "SELECT id, last_seen_at FROM paired_devices WHERE hash = ?", hashText(token)).Scan(&id, &seen)
 	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
+		return "", nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("read paired device: %w", err)
+		return "", fmt.Errorf("read paired device: %w", err)
 	}
 	now := s.now().UTC()
 	if t, perr := time.Parse(time.RFC3339, seen.String); !seen.Valid || perr != nil || now.Sub(t) > lastSeenEvery {
@@ -206,7 +268,7 @@ func (s *Server) validDevice(ctx context.Context, token string) (bool, error) {
 			s.log.Warn("note paired device seen", "err", err)
 		}
 	}
-	return true, nil
+	return id, nil
 }
 
 // PairedDevices lists the paired phones, newest first.
@@ -239,12 +301,19 @@ func (s *Server) listDevices(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"devices": ds, "relay": s.opts.Relay})
+	out := map[string]any{"devices": ds, "relay": s.relayHost()}
+	if s.opts.Phones != nil {
+		st := s.opts.Phones.Status()
+		out["access"] = map[string]any{"status": st, "taken": st.TakenSentence()}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
-// revokeDevice signs a phone out: its next request gets 401.
+// revokeDevice signs a phone out: its next request gets 401, and what it has open ends before the
+// answer.
 func (s *Server) revokeDevice(w http.ResponseWriter, r *http.Request) {
-	res, err := s.store.Writer().ExecContext(r.Context(), "DELETE FROM paired_devices WHERE id = ?", r.PathValue("id"))
+	id := r.PathValue("id")
+	res, err := s.store.Writer().ExecContext(r.Context(), "DELETE FROM paired_devices WHERE id = ?", id)
 	if err != nil {
 		s.fail(w, r, fmt.Errorf("revoke paired device: %w", err))
 		return
@@ -253,8 +322,53 @@ func (s *Server) revokeDevice(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "There is no paired phone with that id; `ensemble pair list` shows them.")
 		return
 	}
-	s.log.Info("phone signed out", "device", r.PathValue("id"))
+	s.phones.end(id)
+	s.log.Info("phone signed out", "device", id)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// signOutAll signs every paired phone out, ending what they have open; it returns how many.
+func (s *Server) signOutAll(ctx context.Context) (int, error) {
+	ds, err := s.PairedDevices(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.store.Writer().ExecContext(ctx, "DELETE FROM paired_devices"); err != nil {
+		return 0, fmt.Errorf("sign phones out: %w", err)
+	}
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	s.phones.end(ids...)
+	return len(ds), nil
+}
+
+// rotate gives the runtime a new phone address: every phone is signed out first (so a cookie a
+// copy of the old key collected opens nothing), then the tunnel logs in with a new key under a new
+// name. Only from the computer: a phone cannot sign every phone out this way.
+func (s *Server) rotate(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Phones == nil {
+		writeError(w, http.StatusConflict, "Phone access is off, so there is no phone address to change.")
+		return
+	}
+	if phoneOf(r) != nil {
+		writeError(w, http.StatusForbidden, "Give Ensemble a new phone address from the computer itself (Settings → Phones, or `ensemble pair rotate`).")
+		return
+	}
+	n, err := s.signOutAll(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	host, err := s.opts.Phones.Rotate(r.Context())
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("rotate the phone key: %w", err))
+		return
+	}
+	s.relay.Store(&host)
+	s.log.Warn("phone address rotated; every phone was signed out", "host", host, "phones", n)
+	writeJSON(w, http.StatusOK, map[string]any{"host": host, "url": "https://" + host + "/", "signedOut": n})
 }
 
 // pairPage is the page a pairing link opens. Its script is a file of its own: the CSP allows no
@@ -276,7 +390,7 @@ const pairScript = `(async () => {
   const m = /(?:^#|&)s=([A-Za-z0-9_-]+)/.exec(location.hash);
   history.replaceState(null, "", "/pair");
   const msg = document.getElementById("msg");
-  if (!m) { msg.textContent = "This pairing link has no code. Run ensemble pair on your computer for a new one."; return; }
+  if (!m) { msg.textContent = "This pairing link has no code: scan the code your computer shows (Settings → Phones → Pair a phone)."; return; }
   try {
     const r = await fetch("/api/pair", {method: "POST", credentials: "same-origin",
       headers: {"Content-Type": "application/json"}, body: JSON.stringify({secret: m[1]})});

@@ -31,6 +31,12 @@ type relayFixture struct {
 
 func newRelayFixture(t *testing.T, relay string) *relayFixture {
 	t.Helper()
+	return newRelayFixtureWith(t, relay, nil)
+}
+
+// newRelayFixtureWith is newRelayFixture with the Server changed by mod before it serves.
+func newRelayFixtureWith(t *testing.T, relay string, mod func(*Server)) *relayFixture {
+	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ensemble.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +49,13 @@ func newRelayFixture(t *testing.T, relay string) *relayFixture {
 		slog.New(slog.NewTextHandler(io.Discard, nil)), st, bus, rec)
 	f := &relayFixture{now: time.Now()}
 	a.now = func() time.Time { return f.now }
-	f.tls = httptest.NewTLSServer(a.Handler())
+	if mod != nil {
+		mod(a)
+	}
+	// The phone path's server, as the app serves it on the tunnel's listener.
+	f.tls = httptest.NewUnstartedServer(nil)
+	f.tls.Config = a.PhoneServer(a.Handler(), nil)
+	f.tls.StartTLS()
 	f.plain = httptest.NewServer(a.Handler())
 	t.Cleanup(func() {
 		bus.Close()

@@ -2,15 +2,18 @@
 // sign-in, and the web UI.
 //
 // Every request passes the guard (a loopback Host, the runtime's own Origin); every route but
-// /api/health, sign-in and the UI's files needs the launch token (Authorization: Bearer), a paired
-// phone's cookie, or the browser session cookie a one-time sign-in link sets, which goes only with
-// requests under the session's own path (/s/<id>/api/…; see auth.go).
+// Every request passes the guard (a loopback Host, the runtime's own Origin); every route but
+// /api/health, sign-in and the UI's files needs the launch token (Authorization: Bearer) or the
+// browser session cookie a one-time sign-in link sets, which goes only with requests under the
+// session's own path (/s/<id>/api/…; see auth.go). What the relay carries is served by PhoneServer
+// under the phone rules instead (phone.go): a paired phone's cookie only.
 package api
 
 import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/ensemblework/ensemble/engines/detect"
@@ -34,8 +37,10 @@ type Options struct {
 	// Hosts are extra host names the runtime answers to besides loopback ones (a relay hostname).
 	Hosts []string
 	// Relay is the runtime's name on its relay (<id>.<relay-domain>), served over TLS only, with
-	// exact Origin checks; empty while phone access is off.
+	// exact Origin checks, on the connections PhoneServer serves; empty while phone access is off.
 	Relay string
+	// Phones is the tunnel to the relay: its status, and a new address; nil while phone access is off.
+	Phones PhoneAccess
 	// UI is the built web UI; nil or without index.html, a page says how to build it.
 	UI fs.FS
 	// Keepalive is how often an idle event stream gets a comment line; 15 s when zero.
@@ -74,7 +79,11 @@ type Server struct {
 	links    links
 	sessions browserSessions
 	pairs    pairing
+	phones   phoneSessions
+	relay    atomic.Pointer[string] // the relay name, which rotation changes
 	now      func() time.Time
+
+	phoneLimits phoneLimits
 }
 
 // New returns a Server.
@@ -82,11 +91,13 @@ func New(opts Options, log *slog.Logger, st *store.Store, bus *events.Bus, rec *
 	if opts.Keepalive == 0 {
 		opts.Keepalive = 15 * time.Second
 	}
+	s := &Server{opts: opts, log: log, store: st, bus: bus, records: rec,
+		links: links{codes: map[string]signinCode{}}, now: time.Now, phoneLimits: defaultPhoneLimits}
+	s.phones.wait = s.phoneLimits.endWait
 	if opts.Relay != "" {
-		opts.Hosts = append(opts.Hosts, opts.Relay)
+		s.relay.Store(&opts.Relay)
 	}
-	return &Server{opts: opts, log: log, store: st, bus: bus, records: rec,
-		links: links{codes: map[string]signinCode{}}, now: time.Now}
+	return s
 }
 
 // person is the actor of every write made through the API with the launch token or a browser session.
@@ -139,6 +150,11 @@ func (s *Server) Handler() http.Handler {
 	return sessionPaths(s.guard(mux))
 }
 
+// health answers anyone that the runtime is up; only those signed in learn its version.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "version": s.opts.Version})
+	out := map[string]any{"ok": true}
+	if s.signedIn(r) {
+		out["version"] = s.opts.Version
+	}
+	writeJSON(w, http.StatusOK, out)
 }

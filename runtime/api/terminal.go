@@ -218,7 +218,11 @@ func (s *Server) terminalSocket(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case <-ctx.Done():
-			c.Close(websocket.StatusNormalClosure, "")
+			reason := ""
+			if cause := context.Cause(ctx); errors.Is(cause, ErrSignedOut) {
+				reason = cause.Error() // a phone signed out while its terminal was open
+			}
+			c.Close(websocket.StatusNormalClosure, reason)
 			return
 		}
 	}

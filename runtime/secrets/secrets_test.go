@@ -253,3 +253,26 @@ func TestRunSecretLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestLocalSealer(t *testing.T) {
+	dir := t.TempDir()
+	s1, err := OpenLocalSealer(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	box := s1.Seal([]byte("device seed"), "ctx-a")
+	s2, err := OpenLocalSealer(dir) // the same key, from the file
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s2.Open(box, "ctx-a"); err != nil || string(got) != "device seed" {
+		t.Fatalf("open: %q %v", got, err)
+	}
+	if _, err := s2.Open(box, "ctx-b"); err == nil {
+		t.Fatal("opened under another context")
+	}
+	other, _ := OpenLocalSealer(t.TempDir())
+	if _, err := other.Open(box, "ctx-a"); err == nil {
+		t.Fatal("opened with another computer's key")
+	}
+}

@@ -33,16 +33,17 @@ export function errorSentence(status: number, body: unknown): string {
   return `The request was refused (HTTP ${status}).`;
 }
 
-let unauthorized: () => void = () => {};
+let unauthorized: (sentence: string) => void = () => {};
 
-/** Called once, the first time any request answers 401. */
-export function onUnauthorized(fn: () => void): void {
+/** Called when a request answers 401, with the runtime's sentence: what to do to sign in (run a
+ * command on the computer; on a phone, scan a pairing code). */
+export function onUnauthorized(fn: (sentence: string) => void): void {
   unauthorized = fn;
 }
 
 /** For requests made outside request() (a streamed answer) that were answered 401. */
-export function notifyUnauthorized(): void {
-  unauthorized();
+export function notifyUnauthorized(sentence = ''): void {
+  unauthorized(sentence || errorSentence(401, null));
 }
 
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -70,7 +71,7 @@ export async function request<T>(method: string, path: string, body?: unknown): 
   if (!res.ok) {
     if (res.status === 401) {
       forgetSession(); // a session that ended (signed out elsewhere, or not kept over a restart)
-      unauthorized();
+      unauthorized(errorSentence(401, data));
     }
     const allowed = (data as { allowed?: Status[] } | null)?.allowed;
     throw new ApiError(res.status, errorSentence(res.status, data), Array.isArray(allowed) ? allowed : undefined);

@@ -40,15 +40,27 @@ class FakeES {
 }
 
 describe('connectLive', () => {
+  it('says when the stream closed for good, and not when EventSource retries by itself', () => {
+    const live = start();
+    FakeES.all[0].open();
+    FakeES.all[0].fail(FakeES.CONNECTING);
+    expect(closes).toBe(0);
+    FakeES.all[0].fail(FakeES.CLOSED);
+    expect(closes).toBe(1);
+    live.close();
+  });
+
   let events: LiveEvent[];
   let states: LiveState[];
   let restarts: number;
+  let closes: number;
   const start = () =>
     connectLive({
       EventSource: FakeES as unknown as typeof EventSource,
       onEvent: (e) => events.push(e),
       onState: (s) => states.push(s),
       onRestart: () => restarts++,
+      onClosed: () => closes++,
       retryMs: () => 100,
     });
 
@@ -57,6 +69,7 @@ describe('connectLive', () => {
     events = [];
     states = [];
     restarts = 0;
+    closes = 0;
     vi.useFakeTimers();
   });
   afterEach(() => vi.useRealTimers());

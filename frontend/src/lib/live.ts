@@ -24,6 +24,9 @@ export interface LiveOptions {
    * folder was restored or replaced), so what it holds may be stale. onRestart when not given.
    */
   onReset?: () => void;
+  /** The stream closed for good (the server answered an error, which EventSource does not say):
+   * the caller can ask the API why, a 401 meaning it was signed out. */
+  onClosed?: () => void;
   /** For tests. */
   EventSource?: typeof EventSource;
   retryMs?: (attempt: number) => number;
@@ -63,6 +66,7 @@ export function connectLive(opts: LiveOptions): { close: () => void } {
       if (src.readyState === ES.CLOSED) {
         src.close();
         opts.onState('reconnecting');
+        opts.onClosed?.();
         timer = setTimeout(() => open(true), retry(attempt++));
       } else {
         opts.onState('reconnecting');

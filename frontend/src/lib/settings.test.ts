@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ago, agentOrder, canSignIn, codeParts, problemText, grantsText, liveKeys, phonesFrom, signInText, type Agent, type EditorKey } from './settings';
+import { ago, agentOrder, canSignIn, codeParts, problemText, grantsText, liveKeys, phonesFrom, signInText, tunnelText, type Agent, type EditorKey } from './settings';
 
 const agent = (a: Partial<Agent>): Agent => ({ name: 'claude', title: 'Claude Code', installed: true, signedIn: 'unknown', login: 'claude', ...a });
 
@@ -52,7 +52,17 @@ describe('phones', () => {
     expect(phonesFrom({ devices: [], relay: '' })).toEqual({ devices: [], setup: true });
     expect(phonesFrom(null).setup).toBe(true);
     const d = { id: 'phone_1', name: 'iPhone', createdAt: '2026-01-01T00:00:00Z' };
-    expect(phonesFrom({ devices: [d], relay: 'x.relay.test' })).toEqual({ devices: [d], setup: false });
+    expect(phonesFrom({ devices: [d], relay: 'x.relay.test' })).toEqual({ devices: [d], setup: false, host: 'x.relay.test', status: undefined, taken: '' });
+  });
+
+  it('carries the tunnel and a taken address', () => {
+    const status = { host: 'x.relay.test', up: false, taken: 2, error: 'another runtime took it' };
+    const p = phonesFrom({ devices: [], relay: 'x.relay.test', access: { status, taken: 'Another copy took it.' } });
+    expect(p.taken).toBe('Another copy took it.');
+    expect(tunnelText(p.status)).toBe('Not connected to the relay: another runtime took it');
+    expect(tunnelText({ host: 'x', up: true })).toBe('Connected to the relay');
+    expect(tunnelText({ host: 'x', up: false })).toBe('Connecting to the relay…');
+    expect(tunnelText(undefined)).toBe('');
   });
 });
 

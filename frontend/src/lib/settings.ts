@@ -81,10 +81,38 @@ export function timeLeft(iso: string, now: Date = new Date()): string {
   return s >= 60 ? `${Math.ceil(s / 60)} min` : `${s} s`;
 }
 
+/** The tunnel to the relay (PhoneStatus in runtime/api/pair.go). */
+export interface PhoneStatus {
+  host: string;
+  up: boolean;
+  /** Times another copy of Ensemble with this computer's phone key took its address. */
+  taken?: number;
+  takenAt?: string;
+  takenFrom?: string;
+  error?: string;
+}
+
 /** Paired phones, or `setup` set when phone access is not set up (then there are none). */
 export interface Phones {
   devices: Phone[];
   setup: boolean;
+  /** The phone address and its tunnel; absent while phone access is off. */
+  host?: string;
+  status?: PhoneStatus;
+  /** What to tell the person when the address was taken; '' when it was not. */
+  taken?: string;
+}
+
+/** Events of phone access (app/phones.go): its address taken by another copy of Ensemble with
+ * this computer's phone key (data: {status, sentence}), and a new address. */
+export const PHONE_TAKEN_EVENT = 'phone.taken';
+export const PHONE_ROTATED_EVENT = 'phone.rotated';
+
+/** A new phone address (POST /api/pair/rotate). */
+export interface Rotated {
+  host: string;
+  url: string;
+  signedOut: number;
 }
 
 export const PHONES_SETUP =
@@ -133,9 +161,23 @@ export function ago(iso: string | null | undefined, now: Date = new Date()): str
 }
 
 /** The phones answer: a 404 (no such route) or an empty relay means phone access is not set up. */
-export function phonesFrom(body: { devices?: Phone[] | null; relay?: string } | null): Phones {
+export function phonesFrom(body: PhonesBody | null): Phones {
   if (!body || !body.relay) return { devices: body?.devices ?? [], setup: true };
-  return { devices: body.devices ?? [], setup: false };
+  return { devices: body.devices ?? [], setup: false, host: body.relay, status: body.access?.status, taken: body.access?.taken ?? '' };
+}
+
+/** GET /api/pair/devices. */
+export interface PhonesBody {
+  devices?: Phone[] | null;
+  relay?: string;
+  access?: { status: PhoneStatus; taken: string };
+}
+
+/** What the tunnel is doing, in words. */
+export function tunnelText(st: PhoneStatus | undefined): string {
+  if (!st) return '';
+  if (st.up) return 'Connected to the relay';
+  return st.error ? `Not connected to the relay: ${st.error}` : 'Connecting to the relay…';
 }
 
 const enc = encodeURIComponent;
@@ -149,7 +191,7 @@ export const settingsApi = {
   revokeKey: (id: string) => request<{ key: EditorKey }>('DELETE', `/api/keys/${enc(id)}`),
   phones: async (): Promise<Phones> => {
     try {
-      return phonesFrom(await request<{ devices?: Phone[]; relay?: string }>('GET', '/api/pair/devices'));
+      return phonesFrom(await request<PhonesBody>('GET', '/api/pair/devices'));
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) return { devices: [], setup: true };
       throw e;
@@ -162,6 +204,7 @@ export const settingsApi = {
     await request<{ signedOut: boolean }>('POST', '/api/signout');
     forgetSession();
   },
+  rotatePhones: () => request<Rotated>('POST', '/api/pair/rotate'),
 };
 
 /** A sentence split at its `backticks`: the odd parts are code. */
