@@ -39,10 +39,10 @@ func TestAgentsListsInstalledCLIs(t *testing.T) {
 	}
 	t.Logf("\n%s", out)
 	for _, want := range []string{
-		`(?m)^claude\s+yes\s+2\.1\.197\s+no\s+claude$`,
-		`(?m)^codex\s+yes\s+0\.171\.0\s+no\s+codex login$`,
-		`(?m)^opencode\s+yes\s+1\.18\.33\s+on first use\s+opencode auth login$`,
-		`(?m)^gemini\s+no\s+-\s+-\s+gemini$`,
+		`(?m)^claude\s+yes\s+2\.1\.197\s+no\s+its own\s+claude$`,
+		`(?m)^codex\s+yes\s+0\.171\.0\s+no\s+Ensemble's\s+codex login$`,
+		`(?m)^opencode\s+yes\s+1\.18\.33\s+on first use\s+Ensemble's\s+opencode auth login$`,
+		`(?m)^gemini\s+no\s+-\s+-\s+-\s+gemini$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("no line matching %s", want)

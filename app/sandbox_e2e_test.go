@@ -181,6 +181,18 @@ func TestClaudeWithoutBubblewrapDoesNotStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	j = waitRun(t, c, j.ID, jobs.Failed)
+	// The preflight says the same before any run: `ensemble agents` and Settings → Agents.
+	var list struct {
+		Agents []engines.Detection `json:"agents"`
+	}
+	if err := c.do(context.Background(), "GET", "/api/agents?refresh=1", nil, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range list.Agents {
+		if d.Name == "claude" && (d.Sandbox == nil || d.Sandbox.OK || !strings.Contains(d.Sandbox.Problem, "sudo apt install bubblewrap")) {
+			t.Errorf("the preflight says %+v, want bubblewrap named", d.Sandbox)
+		}
+	}
 	for _, want := range []string{"needs bwrap", "sudo apt install bubblewrap", "turn the sandbox off for this run"} {
 		if !strings.Contains(j.Error, want) {
 			t.Errorf("the run's error %q does not say %q", j.Error, want)
