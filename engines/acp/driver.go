@@ -8,11 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ensemblework/ensemble/engines"
@@ -20,12 +18,14 @@ import (
 	"github.com/ensemblework/ensemble/engines/sandbox"
 )
 
-// How long each step of ending the process waits before the next, harder one.
-var (
-	closeGrace = 2 * time.Second // stdin closed: the agent exits on its own
-	termGrace  = 3 * time.Second // SIGTERM to the group, then SIGKILL
-	drainGrace = 3 * time.Second // output still open after the group is gone
-)
+// How long each step of ending the process waits before the next, harder one: the same steps,
+// and the same waits, as Claude Code's and Codex's (see [agentproc.Process.Stop]).
+var graces = agentproc.Graces{
+	Interrupt: 5 * time.Second, // session/cancel answered, the turn wound down (cancelGrace within it)
+	Close:     2 * time.Second, // stdin closed: the agent exits on its own
+	Term:      3 * time.Second, // SIGTERM to the group, then SIGKILL
+	Drain:     5 * time.Second, // output still open after the group is gone
+}
 
 // Driver starts runs of one ACP agent. Make one with [New], or all with [Drivers].
 type Driver struct {
@@ -181,18 +181,14 @@ func agentEnv(base []string, p Profile, spec engines.Spec, path string) []string
 
 // run is one running agent.
 type run struct {
-	cmd    *exec.Cmd
-	log    *slog.Logger
-	stdin  *os.File
-	stderr *tail
-	tmp    string
+	proc *agentproc.Process
+	log  *slog.Logger
+	tmp  string
 
-	stop     context.CancelFunc // ends the protocol: session/cancel
-	stopOnce sync.Once
-	exited   chan struct{}
-	done     chan struct{}
-	res      engines.Result
-	err      error
+	stop   context.CancelFunc // ends the protocol: session/cancel
+	served chan struct{}      // closed when Serve has returned
+	res    engines.Result
+	err    error
 }
 
 func (d *Driver) start(ctx context.Context, bin, home string, spec engines.Spec, host engines.Host, conf confinement) (_ *run, err error) {
@@ -235,119 +231,65 @@ func (d *Driver) start(ctx context.Context, bin, home string, spec engines.Spec,
 			return nil, err
 		}
 	}
-	cmd := exec.Command(prog, args...)
-	cmd.Dir = spec.Folder
-	cmd.Env = env
-	agentproc.OwnGroup(cmd)
-
-	var files []*os.File
-	pipe := func() (*os.File, *os.File) {
-		r, w, perr := os.Pipe()
-		if perr != nil && err == nil {
-			err = perr
-		}
-		files = append(files, r, w)
-		return r, w
-	}
-	inR, inW := pipe()
-	outR, outW := pipe()
-	errR, errW := pipe()
-	if err == nil {
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-		err = cmd.Start()
-	}
+	proc, err := agentproc.Start(agentproc.Command{
+		Name: p.Name, Path: prog, Args: args, Dir: spec.Folder, Env: env, Graces: graces, Log: d.log,
+		InstallHint: fmt.Sprintf("%s (%s) could not be started from %s", p.Title, p.Programs[0], bin),
+	})
 	if err != nil {
-		for _, f := range files {
-			if f != nil {
-				f.Close()
-			}
-		}
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s: %v", engines.ErrNotInstalled, bin, err)
-		}
-		return nil, fmt.Errorf("%s: start %s: %w", p.Name, bin, err)
+		return nil, err
 	}
-	inR.Close()
-	outW.Close()
-	errW.Close()
-
 	runCtx, stop := context.WithCancel(context.Background())
-	r := &run{cmd: cmd, log: d.log, stdin: inW, stderr: newTail(16 << 10), tmp: tmp, stop: stop,
-		exited: make(chan struct{}), done: make(chan struct{})}
-	d.log.Debug("acp agent started", "agent", p.Name, "pid", cmd.Process.Pid, "bin", bin, "folder", spec.Folder, "resume", spec.Resume)
-
-	waitErr := make(chan error, 1)
-	go func() { waitErr <- cmd.Wait(); close(r.exited) }()
-	errDone := make(chan struct{})
-	go func() {
-		defer close(errDone)
-		_, _ = io.Copy(io.MultiWriter(r.stderr, logWriter{d.log, p.Name}), errR)
-	}()
-	go func() {
-		res, serr := Serve(runCtx, p, spec, host, inW, outR, d.log)
-		r.end(res, serr, outR, errR, errDone, waitErr, p)
-	}()
-	go func() {
-		select {
-		case <-ctx.Done():
-			_ = r.Stop(context.Background())
-		case <-r.done:
-		}
-	}()
+	r := &run{proc: proc, log: d.log, tmp: tmp, stop: stop, served: make(chan struct{})}
+	d.log.Debug("acp agent started", "agent", p.Name, "pid", proc.Pid(), "bin", bin, "folder", spec.Folder, "resume", spec.Resume)
+	proc.Serve(ctx, agentproc.Handlers{
+		Out: func(out io.Reader) {
+			r.res, r.err = Serve(runCtx, p, spec, host, proc.Input(), out, d.log)
+			close(r.served)
+			// The run is over: the agent's input closes, and an agent that does not exit then
+			// goes the way every stopped agent goes.
+			go func() { _ = proc.Stop(context.Background(), func(context.Context) bool { return true }) }()
+			_, _ = io.Copy(io.Discard, out)
+		},
+		Ended: func(werr error) { r.ended(werr, p) },
+		Stop:  r.Stop,
+	})
 	return r, nil
 }
 
-// end closes the agent's input, ends its process group (gently, then not), and records the result.
-func (r *run) end(res engines.Result, err error, outR, errR *os.File, errDone chan struct{}, waitErr chan error, p Profile) {
-	r.stdin.Close()
-	select {
-	case <-r.exited:
-	case <-time.After(closeGrace):
-		_ = agentproc.SignalGroup(r.cmd, false)
-		select {
-		case <-r.exited:
-		case <-time.After(termGrace):
-		}
-	}
-	// Whatever the agent left running in its group goes with it.
-	_ = agentproc.SignalGroup(r.cmd, true)
-	werr := <-waitErr
-	outR.Close()
-	select {
-	case <-errDone:
-	case <-time.After(drainGrace):
-	}
-	errR.Close()
+// ended records how the run ended, once the process is gone and its output read.
+func (r *run) ended(werr error, p Profile) {
 	if r.tmp != "" {
 		os.RemoveAll(r.tmp)
 	}
+	err := r.err
 	if err != nil && !errors.Is(err, engines.ErrStopped) && !errors.Is(err, engines.ErrSignedOut) {
-		if last := lastLine(r.stderr.String()); last != "" {
+		if last := agentproc.LastLine(r.proc.Stderr()); last != "" {
 			err = fmt.Errorf("%w (%s exited: %v: %s)", err, p.Name, werr, last)
 		}
 	}
-	r.res, r.err = res, err
-	r.log.Debug("acp agent ended", "agent", p.Name, "session", res.SessionID, "gone", res.Gone, "exit", werr, "err", err)
-	close(r.done)
+	r.err = err
+	r.log.Debug("acp agent ended", "agent", p.Name, "session", r.res.SessionID, "gone", r.res.Gone, "exit", werr, "err", err)
 }
 
 // Wait blocks until the run ends.
 func (r *run) Wait() (engines.Result, error) {
-	<-r.done
+	<-r.proc.Done()
 	return r.res, r.err
 }
 
-// Stop cancels the turn (session/cancel), then ends the agent's whole process group. It returns
-// once the run has ended, or when ctx ends (the group is then killed outright).
+// Stop cancels the turn (session/cancel), then ends the agent's whole process group, as
+// [agentproc.Process.Stop] does for every agent. It returns once the run has ended, or when ctx
+// ends (the group is then killed outright).
 func (r *run) Stop(ctx context.Context) error {
-	r.stop()
-	select {
-	case <-r.done:
-		return nil
-	case <-ctx.Done():
-		_ = agentproc.SignalGroup(r.cmd, true)
-		return ctx.Err()
-	}
+	return r.proc.Stop(ctx, func(ictx context.Context) bool {
+		r.stop()
+		select {
+		case <-r.served:
+			return true
+		case <-ictx.Done():
+			return false
+		}
+	})
 }
 
 // writeMCPConfig writes the run's MCP server as Copilot's --additional-mcp-config file (mode 0600),
@@ -375,45 +317,4 @@ func writeMCPConfig(dir string, m engines.MCPServer) (string, error) {
 	}
 	path := filepath.Join(dir, "mcp-config.json")
 	return path, os.WriteFile(path, b, 0o600)
-}
-
-// tail keeps the last bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func newTail(max int) *tail { return &tail{max: max} }
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = t.b[len(t.b)-t.max:]
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
-}
-
-// logWriter logs the agent's standard error at debug level.
-type logWriter struct {
-	log  *slog.Logger
-	name string
-}
-
-func (w logWriter) Write(p []byte) (int, error) {
-	w.log.Debug("acp agent stderr", "agent", w.name, "text", strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }

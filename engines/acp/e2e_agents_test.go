@@ -249,7 +249,7 @@ func testStop(t *testing.T, e *e2e) {
 			}
 		}
 	}
-	agent := r.(*run).cmd.Process.Pid
+	agent := r.(*run).proc.Pid()
 	if shell == 0 || !alive(agent) {
 		_ = r.Stop(context.Background())
 		t.Fatal("nothing to stop: the shell did not start")

@@ -234,7 +234,7 @@ func testOpencodeStop(t *testing.T, bin string) {
 			}
 		}
 	}
-	agent := r.(*run).cmd.Process.Pid
+	agent := r.(*run).proc.Pid()
 	if shell == 0 || !alive(agent) {
 		t.Fatal("nothing to stop")
 	}

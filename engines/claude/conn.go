@@ -3,11 +3,8 @@ package claude
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"sync"
 
 	"github.com/ensemblework/ensemble/engines/agentproc"
 )
@@ -54,69 +51,41 @@ type controlHandler interface {
 // conn is one stream-json connection to a Claude Code process: its stdin as
 // out, its stdout given to serve.
 type conn struct {
-	out *agentproc.LineWriter
-	h   controlHandler
-
-	mu       sync.Mutex // guards the following fields
-	pending  map[string]chan controlResponse
-	inflight map[string]context.CancelFunc
-	seq      int
-	closed   bool
-
-	done chan struct{} // closed when serve returns
-	wg   sync.WaitGroup
+	out  *agentproc.LineWriter
+	h    controlHandler
+	peer *agentproc.Peer[controlResponse]
+	done <-chan struct{} // closed when serve returns
 }
 
 func newConn(w io.Writer, h controlHandler) *conn {
-	return &conn{
-		out:      agentproc.NewLineWriter("claude", w),
-		h:        h,
-		pending:  map[string]chan controlResponse{},
-		inflight: map[string]context.CancelFunc{},
-		done:     make(chan struct{}),
-	}
+	peer := agentproc.NewPeer[controlResponse]()
+	return &conn{out: agentproc.NewLineWriter("claude", w), h: h, peer: peer, done: peer.Done()}
 }
 
 // errClosed is returned by request once the CLI's output has ended.
-var errClosed = errors.New("claude: connection closed")
+var errClosed = agentproc.ErrClosed
 
 // send writes v as one line.
 func (c *conn) send(v any) error { return c.out.Send(v) }
 
 // request sends a control request and waits for its response.
 func (c *conn) request(ctx context.Context, req map[string]any) (json.RawMessage, error) {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return nil, errClosed
-	}
-	c.seq++
-	id := "ensemble_" + strconv.Itoa(c.seq)
-	ch := make(chan controlResponse, 1)
-	c.pending[id] = ch
-	c.mu.Unlock()
-	drop := func() {
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
-	}
-	if err := c.send(map[string]any{"type": "control_request", "request_id": id, "request": req}); err != nil {
-		drop()
+	_, id, answer, err := c.peer.Open("ensemble_")
+	if err != nil {
 		return nil, err
 	}
-	select {
-	case r, ok := <-ch:
-		if !ok {
-			return nil, errClosed
-		}
-		if r.Subtype == "error" {
-			return nil, fmt.Errorf("claude: %v: %s", req["subtype"], r.Error)
-		}
-		return r.Response, nil
-	case <-ctx.Done():
-		drop()
-		return nil, context.Cause(ctx)
+	if err := c.send(map[string]any{"type": "control_request", "request_id": id, "request": req}); err != nil {
+		c.peer.Drop(id)
+		return nil, err
 	}
+	r, err := c.peer.Await(ctx, id, answer)
+	if err != nil {
+		return nil, err
+	}
+	if r.Subtype == "error" {
+		return nil, fmt.Errorf("claude: %v: %s", req["subtype"], r.Error)
+	}
+	return r.Response, nil
 }
 
 // serve reads lines from r until it ends, then withdraws every control
@@ -125,15 +94,7 @@ func (c *conn) serve(ctx context.Context, r io.Reader) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer func() {
 		cancel()
-		c.mu.Lock()
-		c.closed = true
-		for id, ch := range c.pending {
-			close(ch)
-			delete(c.pending, id)
-		}
-		c.mu.Unlock()
-		c.wg.Wait()
-		close(c.done)
+		c.peer.Close()
 	}()
 	if err := agentproc.ReadLines(r, maxLine, func(line []byte) { c.dispatch(ctx, line) }); err != nil {
 		c.h.protocolError(fmt.Sprintf("Claude Code's output could not be read: %v", err))
@@ -167,22 +128,11 @@ func (c *conn) dispatch(ctx context.Context, line []byte) {
 			c.h.protocolError("Claude Code sent a control response without a body.")
 			return
 		}
-		c.mu.Lock()
-		ch, ok := c.pending[env.Response.RequestID]
-		delete(c.pending, env.Response.RequestID)
-		c.mu.Unlock()
-		if !ok {
+		if !c.peer.Resolve(env.Response.RequestID, *env.Response) {
 			c.h.protocolError(fmt.Sprintf("Claude Code answered a control request Ensemble never sent (%q).", env.Response.RequestID))
-			return
 		}
-		ch <- *env.Response
 	case "control_cancel_request":
-		c.mu.Lock()
-		stop := c.inflight[env.RequestID]
-		c.mu.Unlock()
-		if stop != nil {
-			stop()
-		}
+		c.peer.Withdraw(env.RequestID)
 	default:
 		c.h.line(line)
 	}
@@ -196,25 +146,7 @@ func (c *conn) handleRequest(ctx context.Context, env envelope) {
 		c.h.protocolError("Claude Code sent a control request without an id or subtype.")
 		return
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	c.mu.Lock()
-	if _, dup := c.inflight[env.RequestID]; dup {
-		c.mu.Unlock()
-		cancel()
-		c.h.protocolError(fmt.Sprintf("Claude Code sent control request %q twice.", env.RequestID))
-		return
-	}
-	c.inflight[env.RequestID] = cancel
-	c.mu.Unlock()
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer func() {
-			c.mu.Lock()
-			delete(c.inflight, env.RequestID)
-			c.mu.Unlock()
-			cancel()
-		}()
+	ok := c.peer.Handle(ctx, env.RequestID, func(rctx context.Context) {
 		resp, err := c.h.control(rctx, head.Subtype, env.Request)
 		if rctx.Err() != nil {
 			return // withdrawn by the CLI, or the connection closed: nobody reads an answer
@@ -233,5 +165,8 @@ func (c *conn) handleRequest(ctx context.Context, env envelope) {
 		if err := c.send(map[string]any{"type": "control_response", "response": out}); err != nil {
 			c.h.protocolError(fmt.Sprintf("The answer to Claude Code's %s request could not be sent: %v", head.Subtype, err))
 		}
-	}()
+	})
+	if !ok {
+		c.h.protocolError(fmt.Sprintf("Claude Code sent control request %q twice.", env.RequestID))
+	}
 }

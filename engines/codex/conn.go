@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
+	"strconv"
 
 	"github.com/ensemblework/ensemble/engines/agentproc"
 )
@@ -63,31 +63,19 @@ type handler interface {
 // conn is one app-server connection: codex's stdin as out, its stdout given
 // to serve.
 type conn struct {
-	out *agentproc.LineWriter
-	h   handler
-
-	mu       sync.Mutex // guards the following fields
-	pending  map[int64]chan wireMessage
-	inflight map[string]context.CancelFunc // Codex's request id (as JSON) → withdraw
-	seq      int64
-	closed   bool
-
-	done chan struct{} // closed when serve returns
-	wg   sync.WaitGroup
+	out  *agentproc.LineWriter
+	h    handler
+	peer *agentproc.Peer[wireMessage] // keyed by the request's id as JSON
+	done <-chan struct{}              // closed when serve returns
 }
 
 func newConn(w io.Writer, h handler) *conn {
-	return &conn{
-		out:      agentproc.NewLineWriter("codex", w),
-		h:        h,
-		pending:  map[int64]chan wireMessage{},
-		inflight: map[string]context.CancelFunc{},
-		done:     make(chan struct{}),
-	}
+	peer := agentproc.NewPeer[wireMessage]()
+	return &conn{out: agentproc.NewLineWriter("codex", w), h: h, peer: peer, done: peer.Done()}
 }
 
 // errClosed is returned by call once Codex's output has ended.
-var errClosed = errors.New("codex: connection closed")
+var errClosed = agentproc.ErrClosed
 
 // send writes v as one line.
 func (c *conn) send(v any) error { return c.out.Send(v) }
@@ -103,41 +91,25 @@ func (c *conn) notify(method string, params any) error {
 
 // call sends a request and waits for its result.
 func (c *conn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return nil, errClosed
-	}
-	c.seq++
-	id := c.seq
-	ch := make(chan wireMessage, 1)
-	c.pending[id] = ch
-	c.mu.Unlock()
-	drop := func() {
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
+	id, key, answer, err := c.peer.Open("")
+	if err != nil {
+		return nil, err
 	}
 	if params == nil {
 		params = map[string]any{}
 	}
 	if err := c.send(map[string]any{"id": id, "method": method, "params": params}); err != nil {
-		drop()
+		c.peer.Drop(key)
 		return nil, err
 	}
-	select {
-	case m, ok := <-ch:
-		if !ok {
-			return nil, errClosed
-		}
-		if m.Error != nil {
-			return nil, fmt.Errorf("codex: %s: %w", method, m.Error)
-		}
-		return m.Result, nil
-	case <-ctx.Done():
-		drop()
-		return nil, context.Cause(ctx)
+	m, err := c.peer.Await(ctx, key, answer)
+	if err != nil {
+		return nil, err
 	}
+	if m.Error != nil {
+		return nil, fmt.Errorf("codex: %s: %w", method, m.Error)
+	}
+	return m.Result, nil
 }
 
 // call sends a request and decodes its result into T.
@@ -157,14 +129,7 @@ func call[T any](ctx context.Context, c *conn, method string, params any) (T, er
 
 // withdraw ends the handling of Codex's request id: Codex resolved it some
 // other way (the turn was interrupted), so nobody reads the answer.
-func (c *conn) withdraw(id json.RawMessage) {
-	c.mu.Lock()
-	stop := c.inflight[string(id)]
-	c.mu.Unlock()
-	if stop != nil {
-		stop()
-	}
-}
+func (c *conn) withdraw(id json.RawMessage) { c.peer.Withdraw(string(id)) }
 
 // serve reads lines from r until it ends, then withdraws every request still
 // being answered and waits for those answers to return.
@@ -172,15 +137,7 @@ func (c *conn) serve(ctx context.Context, r io.Reader) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer func() {
 		cancel()
-		c.mu.Lock()
-		c.closed = true
-		for id, ch := range c.pending {
-			close(ch)
-			delete(c.pending, id)
-		}
-		c.mu.Unlock()
-		c.wg.Wait()
-		close(c.done)
+		c.peer.Close()
 	}()
 	if err := agentproc.ReadLines(r, maxLine, func(line []byte) { c.dispatch(ctx, line) }); err != nil {
 		c.h.protocolError(fmt.Sprintf("Codex's output could not be read: %v", err))
@@ -206,45 +163,16 @@ func (c *conn) dispatch(ctx context.Context, line []byte) {
 		c.h.notify(m.Method, m.Params)
 	case hasID:
 		var id int64
-		if json.Unmarshal(m.ID, &id) != nil {
+		if json.Unmarshal(m.ID, &id) != nil || !c.peer.Resolve(strconv.FormatInt(id, 10), m) {
 			c.h.protocolError(fmt.Sprintf("Codex answered a request Ensemble never sent (id %s).", m.ID))
-			return
 		}
-		c.mu.Lock()
-		ch, ok := c.pending[id]
-		delete(c.pending, id)
-		c.mu.Unlock()
-		if !ok {
-			c.h.protocolError(fmt.Sprintf("Codex answered a request Ensemble never sent (id %d).", id))
-			return
-		}
-		ch <- m
 	default:
 		c.h.protocolError(fmt.Sprintf("Codex sent a message that is neither a request, a notification nor an answer: %.200q", line))
 	}
 }
 
 func (c *conn) handleRequest(ctx context.Context, m wireMessage) {
-	key := string(m.ID)
-	rctx, cancel := context.WithCancel(ctx)
-	c.mu.Lock()
-	if _, dup := c.inflight[key]; dup {
-		c.mu.Unlock()
-		cancel()
-		c.h.protocolError(fmt.Sprintf("Codex sent request %s twice.", key))
-		return
-	}
-	c.inflight[key] = cancel
-	c.mu.Unlock()
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer func() {
-			c.mu.Lock()
-			delete(c.inflight, key)
-			c.mu.Unlock()
-			cancel()
-		}()
+	ok := c.peer.Handle(ctx, string(m.ID), func(rctx context.Context) {
 		res, err := c.h.request(rctx, m.Method, m.Params)
 		if rctx.Err() != nil {
 			return // resolved by Codex, or the connection closed: nobody reads an answer
@@ -264,5 +192,8 @@ func (c *conn) handleRequest(ctx context.Context, m wireMessage) {
 		if err := c.send(out); err != nil {
 			c.h.protocolError(fmt.Sprintf("The answer to Codex's %s request could not be sent: %v", m.Method, err))
 		}
-	}()
+	})
+	if !ok {
+		c.h.protocolError(fmt.Sprintf("Codex sent request %s twice.", m.ID))
+	}
 }
