@@ -1,0 +1,50 @@
+package judge
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Inline code (python -c, node -e, awk's program, vim -c) is in a language the judge does not
+// read, and follows the mode: the OS sandbox confines what it does. But a path written plainly in
+// it is judged where the zones refuse it: a script that opens ~/.ssh/id_ed25519 or Ensemble's data
+// is refused like cat would be.
+
+var pathInCode = regexp.MustCompile(`(?:~|\$\{?HOME\}?)?/[^\s'"()\[\]{}<>|;&,` + "`" + `\\` + "\x00" + `]+`)
+
+// maxInline is how much of one piece of inline code the judge looks through.
+const maxInline = 16 << 10
+
+func (j *judgement) inlinePaths(c *command) []access {
+	var out []access
+	for _, w := range c.inline {
+		v := w.val
+		if len(v) > maxInline {
+			v = v[:maxInline]
+		}
+		for _, loc := range pathInCode.FindAllStringIndex(v, 64) {
+			if loc[0] > 0 {
+				prev := v[loc[0]-1]
+				if prev == ':' || prev == '/' || prev == '.' || prev == '_' || prev == '-' || prev >= '0' && prev <= '9' || prev >= 'a' && prev <= 'z' || prev >= 'A' && prev <= 'Z' {
+					continue // a/b, http://…, ./x: not a path from the root
+				}
+			}
+			m := v[loc[0]:loc[1]]
+			switch {
+			case strings.HasPrefix(m, "~"):
+				m = j.s.Home + m[1:]
+			case strings.HasPrefix(m, "${HOME}"):
+				m = j.s.Home + m[len("${HOME}"):]
+			case strings.HasPrefix(m, "$HOME"):
+				m = j.s.Home + m[len("$HOME"):]
+			}
+			if !strings.HasPrefix(m, "/") {
+				continue
+			}
+			x := lit(m)
+			x.glob = strings.ContainsAny(m, "*?")
+			out = append(out, access{w: x, mention: true})
+		}
+	}
+	return out
+}
