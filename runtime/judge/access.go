@@ -222,6 +222,9 @@ func accesses(c *command) (acc []access, hosts []string) {
 			acc = append(acc, access{w: lit(".")})
 		}
 		all(false)
+	case "docker", "podman", "nerdctl":
+		all(true)
+		acc = append(acc, volumes(c.args)...)
 	case "yq":
 		all(hasFlag(c.args, "i", "inplace"))
 	case "plutil":

@@ -122,6 +122,19 @@ func (j *judgement) command(c *command) {
 		if a.w.proc && !a.w.known && strings.Trim(a.w.val, unknown) == "" {
 			continue // <(…) is a pipe, not a file; the commands in it are judged themselves
 		}
+		if len(a.w.foundIn) > 0 {
+			// $(find ~ -name x): names under what the search searched.
+			for _, root := range a.w.foundIn {
+				j.judgePath(root, false, c.admin, a.mention)
+				if hit, rule, why, rank := j.protectedBelow(j.real(root)); hit != "" && (rule == "data" || rule == "secret") {
+					j.refuse(rank, rule, src+" would also read `"+j.display(hit)+"`, "+why+" Name a folder inside that holds none.")
+				}
+			}
+			if a.write && !j.s.Sandbox {
+				j.ask("unknown-path", src+" changes a place Ensemble cannot tell before it runs, and the sandbox is off, so it waits for your answer.", "")
+			}
+			continue
+		}
 		if !a.w.known && j.procPattern(resolve(cwd, a.w.val)) {
 			j.refuse(rankZone, "other-process", src+" "+whyProc)
 			continue

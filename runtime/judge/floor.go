@@ -80,7 +80,7 @@ func (j *judgement) floor(c *command) (floorHit, bool) {
 				return floorHit{whyDelete, "floor.rm"}, true
 			}
 		}
-	case p == "rsync" && rsyncDeletes(a):
+	case p == "rsync" && (rsyncDeletes(a) || hasFlag(a, "", "remove-source-files")):
 		// rsync --delete makes the destination hold only what the source has: onto the home folder
 		// or a system folder, it deletes the rest.
 		ops := operands(c)

@@ -43,11 +43,38 @@ func parseGit(c *command) gitCall {
 			}
 			i += 2
 			continue
-		case "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix":
+		case "--git-dir", "--work-tree":
+			// Another repository or work tree: what git reads and writes is there.
+			if i+1 < len(c.args) && c.args[i+1].known {
+				g.cwd = resolve(g.cwd, c.args[i+1].val)
+			} else {
+				g.cwd = ""
+			}
+			i += 2
+			continue
+		case "--namespace", "--config-env", "--super-prefix":
 			i += 2
 			continue
 		}
+		if strings.HasPrefix(v, "--git-dir=") || strings.HasPrefix(v, "--work-tree=") {
+			_, d, _ := strings.Cut(v, "=")
+			if c.args[i].known {
+				g.cwd = resolve(g.cwd, d)
+			} else {
+				g.cwd = ""
+			}
+		}
 		i++
+	}
+	for _, e := range []string{"GIT_WORK_TREE", "GIT_DIR"} {
+		if w, ok := c.envs[e]; ok {
+			g.pre = true
+			if w.known {
+				g.cwd = resolve(g.cwd, w.val)
+			} else {
+				g.cwd = ""
+			}
+		}
 	}
 	if i < len(c.args) {
 		g.sub = c.args[i].val

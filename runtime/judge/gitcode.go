@@ -159,8 +159,14 @@ func gitKeyRunsCode(key, value string) bool {
 	case gitKeyShell, gitKeyOpaque, gitKeyWorkTree:
 		v := strings.ToLower(strings.TrimSpace(value))
 		k := strings.ToLower(key)
-		if k == "core.fsmonitor" && (v == "false" || v == "0" || v == "no" || v == "off" || v == "") {
-			return false
+		if v == "" {
+			return false // unset: git runs nothing of it
+		}
+		if k == "core.fsmonitor" && (v == "false" || v == "0" || v == "no" || v == "off" || v == "" || v == "true" || v == "1" || v == "yes" || v == "on") {
+			return false // off, or git's own fsmonitor daemon
+		}
+		if strings.HasPrefix(k, "submodule.") && strings.HasSuffix(k, ".update") && !strings.HasPrefix(v, "!") {
+			return false // checkout, rebase, merge, none
 		}
 		if k == "core.hookspath" && v == "/dev/null" {
 			return false
@@ -183,6 +189,11 @@ func (r *reader) gitConfigPair(cmd *command, key, value word, st *state) {
 	}
 	kind := gitKeyKind(key.val)
 	v := strings.TrimSpace(value.val)
+	if kind != gitKeyShell && kind != gitKeyAlias && strings.HasPrefix(v, "~/") {
+		// git expands ~/ in the values of its path keys.
+		value.val = r.homeIn(st) + v[1:]
+		v = value.val
+	}
 	switch kind {
 	case gitKeyShell:
 		if !gitKeyRunsCode(key.val, v) {

@@ -17,6 +17,14 @@ const maxInline = 16 << 10
 
 func (j *judgement) inlinePaths(c *command) []access {
 	var out []access
+	if c.code && isInterpreter(c.prog) {
+		// python3 -c 'open(sys.argv[1])' FILE: the words after the code are likely its files.
+		for _, a := range c.args[1:] {
+			if a.known && !strings.HasPrefix(a.val, "-") && strings.ContainsAny(a.val, "/.") && !containsWord(c.inline, a) {
+				out = append(out, access{w: a, mention: true})
+			}
+		}
+	}
 	for _, w := range c.inline {
 		v := w.val
 		if len(v) > maxInline {
@@ -47,4 +55,13 @@ func (j *judgement) inlinePaths(c *command) []access {
 		}
 	}
 	return out
+}
+
+func containsWord(ws []word, w word) bool {
+	for _, x := range ws {
+		if x.val == w.val {
+			return true
+		}
+	}
+	return false
 }

@@ -552,7 +552,7 @@ var optionSpecs = map[string]string{
 	"yarn":   "+partial --cwd:C --cache-folder:D --modules-folder:D --use-yarnrc:r",
 	"pnpm":   "+partial -C:C --dir:C --store-dir:D --global-dir:D",
 	"bun":    "+partial --cwd:C",
-	"vim vi nvim view gvim mvim ex rvim rview vimdiff": "+partial -c:c --cmd:c -S:r -u:r -U:r -i:w -w:w -W:w -s:r -T:v -t:v -q:r --servername:v " +
+	"vim vi nvim view gvim mvim ex rvim rview vimdiff": "+partial +single -es -Es -c:c --cmd:c -S:r -u:r -U:r -i:w -w:w -W:w -s:r -T:v -t:v -q:r --servername:v " +
 		"--remote:v --remote-send:c --remote-expr:c --startuptime:w -V:w? --log:w",
 	"emacs":  "+partial --eval:c -l:r --load:r -f:c --funcall:c --script:r -x:r -L:d --directory:d --chdir:C --init-directory:d -u:v --user:v",
 	"emacsclient": "+partial -e:c --eval:c",

@@ -54,6 +54,13 @@ var neverReadVerbs = map[string][]string{
 func settingsWrite(c *command) (string, bool) {
 	a := c.args
 	switch c.prog {
+	case "gpg", "gpg2":
+		for _, w := range a[1:] {
+			switch w.val {
+			case "--export-secret-keys", "--export-secret-subkeys", "--export-ssh-key", "--export-secret-key", "--export-options", "--passwd", "--delete-secret-keys":
+				return "reads or changes your private keys", true
+			}
+		}
 	case "defaults":
 		if len(a) > 1 {
 			switch a[1].val {

@@ -3,6 +3,8 @@ package judge
 import (
 	"path/filepath"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // removedWhole are the paths c deletes or moves away with everything in them: the operands of
@@ -150,14 +152,98 @@ func recursiveReads(c *command) []word {
 		if hasFlag(a, "r", "recursive") {
 			return ops
 		}
+	case "find":
+		// find ~ -exec cat {} +: what it runs reads every file it finds.
+		if c.findExec && !c.findDelete {
+			var out []word
+			for _, ac := range findAccess(c) {
+				out = append(out, ac.w)
+			}
+			return out
+		}
+	case "fd", "fdfind":
+		if pa := c.opts(); pa != nil && len(pa.rest) > 0 {
+			if len(pa.ops) > 1 {
+				return pa.ops[1:]
+			}
+			return []word{lit(".")}
+		}
+	case "python", "python3":
+		// python3 -m http.server [-d DIR]: serves a folder's every file.
+		for i := 1; i+1 < len(a); i++ {
+			if a[i].val == "-m" && a[i+1].val == "http.server" {
+				if d, ok := optValue(a[i+1:], 'd', "directory"); ok {
+					return []word{d}
+				}
+				return []word{lit(".")}
+			}
+		}
+	case "docker", "podman", "nerdctl":
+		var out []word
+		for _, v := range volumes(a) {
+			out = append(out, v.w)
+		}
+		return out
 	}
 	return nil
+}
+
+// volumes are the folders of this computer docker run -v and --mount give a container.
+func volumes(a []word) []access {
+	var out []access
+	for i := 1; i < len(a); i++ {
+		v := a[i].val
+		val := ""
+		switch {
+		case (v == "-v" || v == "--volume" || v == "--mount") && i+1 < len(a):
+			i++
+			val = a[i].val
+		case strings.HasPrefix(v, "--volume=") || strings.HasPrefix(v, "--mount="):
+			_, val, _ = strings.Cut(v, "=")
+		case strings.HasPrefix(v, "-v") && len(v) > 2:
+			val = v[2:]
+		default:
+			continue
+		}
+		host, ro := val, false
+		if strings.Contains(val, "source=") || strings.Contains(val, "src=") {
+			host = ""
+			for _, kv := range strings.Split(val, ",") {
+				k, x, _ := strings.Cut(kv, "=")
+				switch k {
+				case "source", "src":
+					host = x
+				case "readonly", "ro":
+					ro = x == "" || x == "true" || x == "1"
+				}
+				if kv == "readonly" || kv == "ro" {
+					ro = true
+				}
+			}
+		} else {
+			parts := strings.Split(val, ":")
+			host = parts[0]
+			ro = len(parts) > 2 && strings.Contains(parts[len(parts)-1], "ro")
+		}
+		if host == "" || !strings.HasPrefix(host, "/") && !strings.HasPrefix(host, ".") && !strings.HasPrefix(host, "~") && !strings.Contains(host, unknown) {
+			continue // a named volume
+		}
+		w := a[i]
+		w.val = host
+		w.known = !strings.Contains(host, unknown)
+		out = append(out, access{w: w, write: !ro})
+	}
+	return out
 }
 
 // readsProtected refuses reading a whole folder that holds keys, sign-ins or Ensemble's data:
 // grep -r x ~ reads ~/.ssh with the rest.
 func (j *judgement) readsProtected(c *command, src string) {
-	for _, w := range recursiveReads(c) {
+	reads := recursiveReads(c)
+	if c.prog != "" && !hasKey(noPathPrograms, c.prog) && !findDeleters[c.prog] {
+		reads = append(reads, c.feedRoots...)
+	}
+	for _, w := range reads {
 		p, ok := j.pathOf(c.cwd, w)
 		if !ok {
 			continue
@@ -290,7 +376,20 @@ func xargsFeeds(r *reader) {
 						known = true
 					}
 				case hasKey(listers, f.prog):
+					// The names lie under what it searched: its roots are read with them.
 					known = true
+					roots := operands(f)
+					if f.prog == "find" {
+						roots = nil
+						for _, ac := range findAccess(f) {
+							roots = append(roots, ac.w)
+						}
+					}
+					for _, w := range roots {
+						if p := resolve(f.cwd, w.val); p != "" && w.known {
+							c.feedRoots = append(c.feedRoots, lit(p))
+						}
+					}
 				}
 			}
 		}
@@ -298,4 +397,100 @@ func xargsFeeds(r *reader) {
 			c.xargsUnknown = true
 		}
 	}
+}
+
+// filters pass on some of the lines they read, unchanged.
+var filters = set("head", "tail", "sort", "uniq", "grep", "egrep", "fgrep", "rg", "tac", "shuf")
+
+// listedRoots are the folders the names cmds print lie under, when cmds are one search (find, fd,
+// ls, git ls-files, grep -l) with only filters after it; ok is false otherwise.
+func listedRoots(cmds []*command) ([]string, bool) {
+	if len(cmds) == 0 {
+		return nil, false
+	}
+	var roots []string
+	add := func(cwd string, ws []word) bool {
+		for _, w := range ws {
+			if !w.known {
+				return false
+			}
+			p := resolve(cwd, w.val)
+			if p == "" {
+				return false
+			}
+			if w.glob {
+				p = globRoot(p)
+			}
+			roots = append(roots, p)
+		}
+		return true
+	}
+	for i, c := range cmds {
+		if c.progUnknown || len(c.wrappers) > 0 || c.cwd == "" || c.subLevel != cmds[0].subLevel {
+			return nil, false
+		}
+		for _, rd := range c.redirs {
+			if !(rd.target.known && (rd.target.val == "/dev/null" || rd.op == syntax.DplOut)) {
+				return nil, false
+			}
+		}
+		if i > 0 {
+			if c.pipe == 0 || c.pipe != cmds[0].pipe || !hasKey(filters, c.prog) {
+				return nil, false
+			}
+			ops := operands(c)
+			if _, pat := patternFirst[c.prog]; pat && len(ops) > 0 {
+				ops = ops[1:]
+			}
+			if len(ops) > 0 {
+				return nil, false
+			}
+			continue
+		}
+		roots = append(roots, c.cwd)
+		switch c.prog {
+		case "find":
+			if c.findExec || c.findDelete || c.findFollow {
+				return nil, false
+			}
+			var starts []word
+			for _, ac := range findAccess(c) {
+				starts = append(starts, ac.w)
+			}
+			if !add(c.cwd, starts) {
+				return nil, false
+			}
+		case "fd", "fdfind":
+			pa := c.opts()
+			if pa == nil || len(pa.rest) > 0 || pa.has("-L", "--follow") {
+				return nil, false
+			}
+			if len(pa.ops) > 1 && !add(c.cwd, pa.ops[1:]) {
+				return nil, false
+			}
+		case "ls":
+			if !add(c.cwd, operands(c)) {
+				return nil, false
+			}
+		case "git":
+			g := parseGit(c)
+			if g.pre || g.sub != "ls-files" && g.sub != "diff" && g.sub != "ls-tree" {
+				return nil, false
+			}
+		case "grep", "egrep", "fgrep", "rg":
+			if !hasFlag(c.args, "lL", "files-with-matches", "files-without-match", "files") {
+				return nil, false
+			}
+			ops := operands(c)
+			if pa := c.opts(); pa != nil && !pa.pattern && len(ops) > 0 && !pa.has("--files") {
+				ops = ops[1:]
+			}
+			if !add(c.cwd, ops) {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return roots, true
 }

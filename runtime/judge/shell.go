@@ -90,8 +90,10 @@ type command struct {
 	gitConfigCode   string
 	gitConfigWrites bool
 	gitConfigFile   bool
-	// xargsUnknown: xargs gives the command names from input the judge cannot read.
+	// xargsUnknown: xargs gives the command names from input the judge cannot read; feedRoots:
+	// the places a search that feeds it searched.
 	xargsUnknown bool
+	feedRoots    []word
 	parsed       *parsedArgs
 }
 

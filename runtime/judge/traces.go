@@ -30,6 +30,10 @@ func (j *judgement) traces(c *command, src string) {
 		j.refuse(rankZone, "other-process", src+" "+whyProc)
 		return
 	}
+	if pa := c.opts(); pa != nil && pa.has(opts...) {
+		j.refuse(rankZone, "other-process", src+" "+whyProc)
+		return
+	}
 	for _, a := range c.args[1:] {
 		v := a.val
 		for _, o := range opts {

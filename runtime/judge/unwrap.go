@@ -719,6 +719,14 @@ func (r *reader) cd(cmd *command, st *state) {
 		st.cwd = ""
 		return
 	}
+	_, cdpath := cmd.envs["CDPATH"]
+	if _, set := st.vars["CDPATH"]; set {
+		cdpath = true
+	}
+	if cdpath && !strings.HasPrefix(t.val, "/") && !strings.HasPrefix(t.val, "./") && !strings.HasPrefix(t.val, "../") && t.val != "." && t.val != ".." {
+		st.cwd = "" // CDPATH may send a relative cd anywhere
+		return
+	}
 	st.cwd = resolve(st.cwd, t.val)
 }
 

@@ -30,6 +30,8 @@ type word struct {
 	computed bool
 	quoted   bool // some part was quoted
 	found    bool // stands for what find or fd finds ({}), under starting points judged with them
+	// foundIn are the folders the names of a search's output ($(find src -name x)) lie under.
+	foundIn []string
 	// printed is the text a process substitution made of one echo or printf of known words
 	// prints (bash <(echo 'rm -rf /')), so a shell running it is judged on that text.
 	printed   string
@@ -49,8 +51,9 @@ const maxBraceWords = 64
 type wordCtx struct {
 	b      strings.Builder
 	out    *word
-	split  bool // field splitting applies: an argument or a for list
-	assign bool // tilde expansion after = and : (an assignment, or a NAME=… argument)
+	split  bool   // field splitting applies: an argument or a for list
+	assign bool   // tilde expansion after = and : (an assignment, or a NAME=… argument)
+	ifs    string // the characters field splitting splits at
 }
 
 // word reads w as one word: a redirect target, an assignment's value, a here-document.
@@ -60,7 +63,14 @@ func (r *reader) word(w *syntax.Word, st *state) word {
 
 func (r *reader) wordIn(w *syntax.Word, st *state, split, assign bool) word {
 	out := word{}
-	c := wordCtx{out: &out, split: split, assign: assign}
+	c := wordCtx{out: &out, split: split, assign: assign, ifs: " \t\n"}
+	if v, ok := st.vars["IFS"]; ok {
+		if v.known {
+			c.ifs = v.val
+		} else {
+			c.ifs = unknown // the line set IFS to something the judge cannot tell
+		}
+	}
 	for i, p := range w.Parts {
 		r.part(&c, p, i == 0, false, st)
 	}
@@ -175,17 +185,20 @@ func (c *wordCtx) expansion(text string, inDbl bool) {
 		c.b.WriteString(text)
 		return
 	}
+	if c.split && c.ifs == unknown {
+		// Splitting at characters the judge cannot tell: the words are unknown.
+		c.unknownPart(true)
+		return
+	}
 	for i := 0; i < len(text); i++ {
 		ch := text[i]
-		switch ch {
-		case ' ', '\t', '\n':
-			if c.split {
-				if n := c.b.Len(); len(c.out.splits) == 0 || c.out.splits[len(c.out.splits)-1] != n {
-					c.out.splits = append(c.out.splits, n)
-				}
-				continue
+		if c.split && strings.IndexByte(c.ifs, ch) >= 0 {
+			if n := c.b.Len(); len(c.out.splits) == 0 || c.out.splits[len(c.out.splits)-1] != n {
+				c.out.splits = append(c.out.splits, n)
 			}
-		case '*', '?', '[':
+			continue
+		}
+		if ch == '*' || ch == '?' || ch == '[' {
 			c.out.glob = true
 		}
 		c.b.WriteByte(ch)
@@ -218,7 +231,7 @@ func (r *reader) tildes(c *wordCtx, v string, first bool, st *state) string {
 	for i := 0; i < len(v); i++ {
 		if v[i] == '~' && at(i) {
 			end := i + 1
-			for end < len(v) && v[end] != '/' && v[end] != ':' {
+			for end < len(v) && v[end] != '/' && !(c.assign && v[end] == ':') {
 				end++
 			}
 			user := v[i+1 : end]
@@ -313,6 +326,13 @@ func (r *reader) part(c *wordCtx, p syntax.WordPart, first, inDbl bool, st *stat
 		}
 		if text, ok := printedText(r.cmds[start:]); ok && len(p.Stmts) == 1 {
 			c.expansion(strings.TrimRight(text, "\n"), inDbl)
+			return
+		}
+		if roots, ok := listedRoots(r.cmds[start:]); ok && len(p.Stmts) == 1 {
+			// Names a search prints: they lie under what it searched.
+			out.found = true
+			out.foundIn = append(out.foundIn, roots...)
+			c.unknownPart(false)
 			return
 		}
 		c.unknownPart(true)
