@@ -15,13 +15,13 @@ import (
 type gitKey uint8
 
 const (
-	gitKeyPlain   gitKey = iota
-	gitKeyShell          // a command git runs through the shell
-	gitKeyOpaque         // brings in code the judge cannot read (a hooks folder, more config)
-	gitKeyFile           // a file git reads
-	gitKeyWrite          // a file git writes
-	gitKeyAlias          // an alias: "!…" is a shell command
-	gitKeyWorkTree       // moves the work tree elsewhere
+	gitKeyPlain    gitKey = iota
+	gitKeyShell           // a command git runs through the shell
+	gitKeyOpaque          // brings in code the judge cannot read (a hooks folder, more config)
+	gitKeyFile            // a file git reads
+	gitKeyWrite           // a file git writes
+	gitKeyAlias           // an alias: "!…" is a shell command
+	gitKeyWorkTree        // moves the work tree elsewhere
 )
 
 // gitKeyKind classifies a config key (section[.subsection].name, any case).

@@ -86,7 +86,7 @@ type command struct {
 	// opaque says why a git command brings in code the judge cannot read; gitConfigCode names
 	// the code-running key a git config command sets; gitConfigWrites: it writes a config file;
 	// gitConfigFile: it names the file (--file).
-	opaque       []string
+	opaque          []string
 	gitConfigCode   string
 	gitConfigWrites bool
 	gitConfigFile   bool
