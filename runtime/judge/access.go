@@ -19,6 +19,19 @@ type access struct {
 
 // operands are the words after the program that are not options or option values.
 func operands(c *command) []word {
+	if pa := c.opts(); pa != nil {
+		return pa.ops
+	}
+	if c.ops != nil {
+		return *c.ops
+	}
+	out := plainOperands(c)
+	c.ops = &out
+	return out
+}
+
+// plainOperands reads the operands of a program without a spec, by optsWithValue.
+func plainOperands(c *command) []word {
 	spec, known := optsWithValue[c.prog]
 	var out []word
 	args := c.args

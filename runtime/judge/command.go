@@ -18,6 +18,7 @@ func (j *judgement) shell(call Call) {
 	default:
 		cwd = filepath.Clean(cwd)
 	}
+	cwd = j.resolved(cwd) // as the folder is: where its links lead
 	r := readLine(j.s, call.Command, cwd)
 	if r.line.fork {
 		j.refuse(rankFloor, "floor.fork", "This command "+whyFork+whyOwn)

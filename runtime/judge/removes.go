@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"path/filepath"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -68,15 +67,21 @@ func (j *judgement) protectedBelow(dir string) (hit, rule, why string, rank int)
 			return d, "data", "Ensemble's own data, which a run may never read or change.", rankZone
 		}
 	}
-	if j.s.Home != "" {
+	if h := j.s.Home; h != "" && (within(h, dir) || within(dir, h)) {
+		// Only places under the home folder are left: compare them relative to it.
+		rel := ""
+		if len(dir) > len(h) {
+			rel = dir[len(h)+1:]
+		}
+		under := func(s string) bool { return rel == "" || s != rel && within(s, rel) }
 		for _, s := range homeSecrets {
-			if p := filepath.Join(j.s.Home, s); below(p) {
-				return p, "secret", "which holds keys, sign-ins or browser data that a run may never read or change.", rankZone
+			if under(s) {
+				return h + "/" + s, "secret", "which holds keys, sign-ins or browser data that a run may never read or change.", rankZone
 			}
 		}
 		for _, s := range homeStartup {
-			if p := filepath.Join(j.s.Home, s); below(p) {
-				return p, "startup", "which runs each time you open a shell, sign in or start a tool, so a run may not change it.", rankZoneWrite
+			if under(s) {
+				return h + "/" + s, "startup", "which runs each time you open a shell, sign in or start a tool, so a run may not change it.", rankZoneWrite
 			}
 		}
 	}

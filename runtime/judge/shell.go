@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -94,6 +95,7 @@ type command struct {
 	// the places a search that feeds it searched.
 	xargsUnknown bool
 	feedRoots    []word
+	ops          *[]word // operands, once read
 	parsed       *parsedArgs
 }
 
@@ -182,9 +184,9 @@ func (r *reader) problem(p string) {
 	r.line.problems = append(r.line.problems, p)
 }
 
-func newParser() *syntax.Parser {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash))
-}
+// parsers keeps bash parsers between lines: a parser is large, and a line's tree is not kept
+// once the line is read, so one parser reads line after line.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
 // readLine parses and walks one command line at cwd.
 func readLine(s *Settings, text, cwd string) *reader {
@@ -206,7 +208,9 @@ func (r *reader) reread(text string, st *state, top bool) {
 		r.problem("it nests shells inside shells too deeply to read")
 		return
 	}
-	f, err := newParser().Parse(strings.NewReader(text), "")
+	p := parsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(text), "")
+	defer parsers.Put(p)
 	if err != nil {
 		if top {
 			r.problem("it is not a complete shell command (" + shortErr(err) + ")")

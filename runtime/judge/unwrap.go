@@ -276,7 +276,7 @@ func (r *reader) run(cmd *command, args []word, st *state) {
 			next = skipOpts(args, "adEIiLlnPs", "arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var")
 			cmd.extraArgs = true
 			if next > 1 {
-				if pa := parseArgs(programOpts["xargs"], args[:next]); pa != nil {
+				if pa := parseArgs(programOpts["xargs"], args[:min(next, len(args))]); pa != nil {
 					for _, v := range pa.vals {
 						if v.role&rList != 0 {
 							cmd.extra = append(cmd.extra, access{w: v.w})

@@ -62,6 +62,9 @@ func (r *reader) word(w *syntax.Word, st *state) word {
 }
 
 func (r *reader) wordIn(w *syntax.Word, st *state, split, assign bool) word {
+	if w == nil {
+		return lit("") // ${X/} has no pattern
+	}
 	out := word{}
 	c := wordCtx{out: &out, split: split, assign: assign, ifs: " \t\n"}
 	if v, ok := st.vars["IFS"]; ok {
