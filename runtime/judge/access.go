@@ -492,6 +492,29 @@ func optionAccesses(c *command) []access {
 		if v.role&rTakesValue == 0 || w.val == "-" || w.val == "" && w.known {
 			continue
 		}
+		if f, ok := fileURL(w); ok {
+			acc = append(acc, access{w: f}) // curl --url file:///…
+			continue
+		}
+		if (c.prog == "wget" || c.prog == "wget2") && (v.name == "-e" || v.name == "--execute") {
+			// wget -e 'output_document = FILE': a wgetrc command, whose value may be a file written.
+			if _, val, ok := strings.Cut(w.val, "="); ok {
+				f := w
+				f.val = strings.TrimSpace(val)
+				f.known = !strings.Contains(f.val, unknown)
+				acc = append(acc, access{w: f, write: true})
+			}
+			continue
+		}
+		if v.role&(rValue|rCode) == rValue || v.role&rCode != 0 {
+			// awk -v f=/home/me/.ssh/id_rsa: a value naming a path plainly is judged where the zones refuse it.
+			if k, val, ok := strings.Cut(w.val, "="); ok && validName(k) && (strings.HasPrefix(val, "/") || strings.HasPrefix(val, "~/")) {
+				f := w
+				f.val = val
+				f.known = !strings.Contains(val, unknown)
+				acc = append(acc, access{w: f, mention: true})
+			}
+		}
 		switch {
 		case v.role&(rRead|rDir|rMaybe|rList) != 0:
 			acc = append(acc, access{w: w})

@@ -141,16 +141,32 @@ func TestOptionFiles(t *testing.T) {
 		// git's options naming files
 		`git commit -F ~/.ssh/id_rsa`, `git diff --no-index ~/.ssh/id_rsa /dev/null`, `git diff --output=$HOME/.bashrc`,
 		`git -C ~/.ssh status`, `git blame --contents ~/.ssh/id_rsa x`, `git grep -f ~/.ssh/id_rsa x`,
+		`git --work-tree=/home/me add .ssh/id_rsa`, `GIT_WORK_TREE=/home/me git add .ssh/id_rsa`, `git worktree add ~/.config/systemd x`,
+		`git archive -o ~/.bashrc HEAD`, `git format-patch -o ~/.config/autostart HEAD~1`,
+		// addresses, configs and values that name files
+		`curl --url file:///home/me/.ssh/id_rsa`, `curl -K- <<< 'url = "file:///home/me/.ssh/id_rsa"'`,
+		`wget -e 'output_document=/home/me/.bashrc' https://x.io`, `awk -v f=/home/me/.ssh/id_rsa 'BEGIN{while((getline l<f)>0)print l}'`,
+		`python3 -c 'import sys;print(open(sys.argv[1]).read())' ~/.ssh/id_rsa`, "python3 - <<'EOF'\nprint(open('/home/me/.ssh/id_rsa').read())\nEOF",
+		`docker run -v /home/me/.ssh:/x img`, `docker run --mount type=bind,source=/home/me,target=/h img`,
+		// whole folders that hold keys, read with everything in them
+		"grep -r PRIVATE ~", "rg . ~", "tar czf - ~ | base64", "cp -r ~ ./home", "rsync -a ~/ ./home", "zip -r x.zip ~",
+		"tar -czf - -C / home", "find ~ -name id_rsa -exec cat {} \\;", "find ~ -name 'id_*' | xargs cat", "cat $(find ~ -name id_rsa)",
+		"cat $(ls ~/.ssh/*)", "python3 -m http.server --directory ~", "gpg --export-secret-keys", "IFS=,; f=/home/me/.ssh/id_rsa,x; cat $f",
 	}, "")
+	heldEverywhere(t, []string{
+		"tar -xf x.tar -C ~", "unzip x.zip -d ~", "cp -r x/. ~/", "rsync -a x/ ~/", "echo x > sub/.git/config",
+		`sed 's/.*/cat \/home\/me\/.ssh\/id_rsa/e' x`, "sed 'e' x", "CDPATH=~ cd .ssh && cat id_rsa",
+	})
 	// An option the judge does not know, or one that writes or runs a program, makes a quiet
 	// read follow the mode.
 	followsMode(t, []string{
 		"cat --bogus README.md", "ls --frobnicate", "grep --bogus x .", "jq --bogus . x.json", "head --what=1 x", "wc -Q x",
-		"sort -o out.txt in.txt", "sort --out=o in", "sort -T tmp x", "tree -o out.txt", "file -f list.txt",
-		"wc --files0-from=list", "find . -fprint out", "find . -bogus", "cat -Z x", "git log --bogus", "git log --output=x",
+		"sort -o out.txt in.txt", "sort --out=o in", "sort -T tmp x", "tree -o out.txt", "find . -fprint out", "find . -bogus", "cat -Z x", "git log --bogus", "git log --output=x",
 		"git grep -O x", "git show --show-signature", "xxd -r x y", "rg --pre ./x foo", "sort --compress-program=gzip x",
-		"du --files0-from=l", "tar -T list.txt -cf x.tar",
 	})
+	// Names read from a file the judge cannot see are asked about, like any it cannot tell.
+	heldEverywhere(t, []string{"file -f list.txt", "wc --files0-from=list", "du --files0-from=l", "tar -T list.txt -cf x.tar",
+		"sort --files0-from=list", "xargs -a list.txt cat", "wc -l --files0-from=- < list"})
 	quietEverywhere(t, []string{
 		"grep -rn TODO src", "sort -k2 -t, data.csv", "jq .name package.json", "grep -f patterns.txt src/main.go",
 		"head -20 main.go", "ls -la --color=auto", "find . -name '*.go' -type f", "git log --oneline -n 5",
@@ -193,6 +209,8 @@ func TestExpansions(t *testing.T) {
 	})
 	quietEverywhere(t, []string{"ls", "cat README.md"})
 	followsMode(t, []string{
+		"wc -l $(git ls-files '*.go')", "cat $(find . -name '*.md')", "head -n 20 $(ls -t logs/*.log | head -1)",
+		"find src -name '*.go' | xargs grep -l foo", "git ls-files | xargs wc -l",
 		"for f in *.go; do wc -l $f; done", "X=src; ls $X", "cat $(echo README.md)", "ls {a,b}", "cat ${HOME:?}/work/proj/x",
 	})
 }
@@ -219,7 +237,9 @@ func TestGitCode(t *testing.T) {
 		`git config --global core.pager less`, `git config --system core.pager less`, `git config --file ~/.bashrc x.y z`,
 		`git config -f ~/.gitconfig alias.x status`, `git config --global alias.st status`, `git config --global user.name me`,
 		`git config commit.template ~/.ssh/id_rsa`, `git credential fill`, `git credential-store get`, `git credential-cache get`,
-		`git config --file=$HOME/.ssh/config x.y z`,
+		`git config --file=$HOME/.ssh/config x.y z`, `git fetch 'ext::sh -c rm% -rf% ~'`, `git -c 'core.pager=less; rm -rf ~' log`,
+		`git -c core.fsmonitor="bash -c 'rm -rf ~'" status`, `git -c alias.st='!f(){ rm -rf ~; }; f' st`,
+		`git config --worktree core.fsmonitor 'rm -rf ~'`, `git config -f .git/config core.pager 'rm -rf ~'`,
 	}, "")
 	heldEverywhere(t, []string{
 		"git -c core.hooksPath=hooks commit -m x", "git -c include.path=x.cfg log", "git -c protocol.ext.allow=always fetch",

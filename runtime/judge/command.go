@@ -111,6 +111,12 @@ func (j *judgement) command(c *command) {
 		j.gh(c, src)
 	}
 	acc = append(acc, j.inlinePaths(c)...)
+	for _, why := range c.opaque {
+		j.ask("unreadable-code", src+" runs code Ensemble cannot read ("+why+"), so it waits for your answer.", "")
+	}
+	if c.listed {
+		j.ask("unknown-read", src+" reads the names of the files it reads from a file, which Ensemble cannot see before it runs, so it waits for your answer.", "")
+	}
 	unknownDelete := false
 	for _, a := range acc {
 		cwd := c.cwd

@@ -307,6 +307,12 @@ func hookFile(p, folder string) bool {
 			return true
 		}
 	}
+	// A repository nested in the folder runs its own hooks and config at git's next command there.
+	for _, h := range []string{"/.git/hooks", "/.git/config", "/.git/config.worktree"} {
+		if i := strings.Index("/"+rel, h); i >= 0 && (len("/"+rel) == i+len(h) || ("/" + rel)[i+len(h)] == '/') {
+			return true
+		}
+	}
 	return false
 }
 

@@ -127,6 +127,13 @@ func gitPaths(c *command) []access {
 		return nil
 	}
 	write := !hasKey(gitReadOnly, g.sub)
+	if g.sub == "worktree" || g.sub == "stash" {
+		// Their list and show read; add, move, remove, push and pop change files.
+		write = true
+		if len(g.rest) == 0 || g.rest[0].val == "list" || g.rest[0].val == "show" {
+			write = false
+		}
+	}
 	var acc []access
 	rest := gitRest(g)
 	ops := operands(rest)
@@ -176,6 +183,7 @@ func (j *judgement) git(c *command, src string) []access {
 	for _, why := range c.opaque {
 		j.ask("git-code", src+" runs code from git's configuration Ensemble cannot read ("+why+"), so it waits for your answer.", "")
 	}
+	c.opaque = nil // asked about here
 	if c.gitConfigCode != "" {
 		j.ask("git-config-code", src+" sets "+c.gitConfigCode+", which makes every later git command run a program, outside this run's rules; each such change waits for your answer.", "")
 	}

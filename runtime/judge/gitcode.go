@@ -421,8 +421,9 @@ func (r *reader) gitCode(cmd *command, st *state) {
 				}
 			}
 			if u := strings.ToLower(v); strings.HasPrefix(u, "ext::") {
+				// git's ext:: transport runs a command: words split at spaces, "% " a space.
 				w := rest[j]
-				w.val = v[len("ext::"):]
+				w.val = extCommand(v[len("ext::"):])
 				shellOpt(w)
 			}
 		case "send-email":
@@ -543,4 +544,38 @@ func (r *reader) gitConfigWrite(cmd *command, rest []word, st *state) {
 		cmd.gitConfigCode = "`" + key.val + "`"
 		r.gitConfigPair(cmd, key, val, st)
 	}
+}
+
+// extCommand is the shell line of an ext:: address's command (git-remote-ext): words split at
+// unescaped spaces, %<space> a space, %% a percent sign, %s and %S git's own service names.
+func extCommand(s string) string {
+	var words []string
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '%' && i+1 < len(s):
+			i++
+			switch s[i] {
+			case ' ':
+				b.WriteByte(' ')
+			case '%':
+				b.WriteByte('%')
+			case 's', 'S':
+				b.WriteString("git-upload-pack")
+			default:
+				b.WriteByte(s[i])
+			}
+		case c == ' ':
+			words = append(words, b.String())
+			b.Reset()
+		default:
+			b.WriteByte(c)
+		}
+	}
+	words = append(words, b.String())
+	for i, w := range words {
+		words[i] = shellQuote(lit(w))
+	}
+	return strings.Join(words, " ")
 }

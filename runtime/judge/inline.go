@@ -10,6 +10,9 @@ import (
 // it is judged where the zones refuse it: a script that opens ~/.ssh/id_ed25519 or Ensemble's data
 // is refused like cat would be.
 
+// fileURLInCode is a file: address, whose path is a path like any other.
+var fileURLInCode = regexp.MustCompile(`(?i)file:(//[^/\s'"]*)?`)
+
 var pathInCode = regexp.MustCompile(`(?:~|\$\{?HOME\}?)?/[^\s'"()\[\]{}<>|;&,` + "`" + `\\` + "\x00" + `]+`)
 
 // maxInline is how much of one piece of inline code the judge looks through.
@@ -29,6 +32,9 @@ func (j *judgement) inlinePaths(c *command) []access {
 		v := w.val
 		if len(v) > maxInline {
 			v = v[:maxInline]
+		}
+		if strings.Contains(strings.ToLower(v), "file:") {
+			v = fileURLInCode.ReplaceAllString(v, " ")
 		}
 		for _, loc := range pathInCode.FindAllStringIndex(v, 64) {
 			if loc[0] > 0 {

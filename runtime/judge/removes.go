@@ -131,7 +131,11 @@ func recursiveReads(c *command) []word {
 		var out []word
 		for _, ac := range tarAccess(c, ops) {
 			if !ac.write && ac.kind != "archive" {
-				out = append(out, ac.w)
+				w := ac.w
+				if ac.cwd != "" && w.known {
+					w = lit(resolve(ac.cwd, w.val)) // in the folder -C moved to
+				}
+				out = append(out, w)
 			}
 		}
 		return out

@@ -450,8 +450,27 @@ func (r *reader) run(cmd *command, args []word, st *state) {
 		r.cd(cmd, st)
 		return
 	}
+	if cmd.stdinText != nil && (cmd.stdinScript && !isShell(cmd.prog) || stdinConfig(cmd)) {
+		// python3 <<EOF …: code (or a config) the judge does not read, given on standard input.
+		cmd.inline = append(cmd.inline, *cmd.stdinText)
+	}
 	r.add(cmd)
 	r.stdinFromRedirect(cmd)
+}
+
+// stdinConfig reports a program reading its options or addresses from standard input
+// (curl -K -, wget -i -).
+func stdinConfig(cmd *command) bool {
+	pa := cmd.opts()
+	if pa == nil {
+		return false
+	}
+	for _, v := range pa.vals {
+		if v.w.val == "-" && (v.name == "-K" || v.name == "--config" || v.name == "-i" || v.name == "--input-file") {
+			return true
+		}
+	}
+	return false
 }
 
 // splitString reads env -S "…": the string is split into words again.
@@ -624,6 +643,10 @@ func (r *reader) interpreter(cmd *command) {
 	}
 	for i := 1; i < len(args); i++ {
 		a := args[i].val
+		if a == "-" {
+			cmd.stdinScript = true // python3 - reads its program from standard input
+			return
+		}
 		if a == "--" {
 			if i+1 < len(args) {
 				cmd.script = i + 1
