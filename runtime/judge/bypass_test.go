@@ -288,6 +288,11 @@ func TestDestructiveForms(t *testing.T) {
 		"until false; do yes >/dev/null & done", "for ((;;)); do sh -c x & done", "while [ 1 ]; do (x &) ; done",
 		"perl -e 'fork while fork'", "python3 -c 'import os\nwhile True: os.fork()'", "ruby -e 'loop { fork }'",
 		"bash -c ':(){ :|:& };:'", "eval 'f(){ f|f& };f'", "sh -c 'bomb() { bomb | bomb & }; bomb'",
+		".(){ .|.& };.", "_(){ _|_& };_", "b(){ b&b; };b", "x(){ y & }; y(){ x & x; }; x", "$0&$0&", "while true; do true & done",
+		"perl -e 'while(1){fork}'", "ruby -e 'fork while true'", `node -e 'while(true) require("child_process").spawn("node",["-e","1"])'`,
+		"yes | xargs -P0 -n1 sh -c ':'", "rm -rf $(realpath ~)", "truncate -s 0 ~/*", "find ~ -type f | xargs -n1 shred -u",
+		"ls ~ | xargs rm -rf", "fd -t f . ~ --exec-batch rm", "ln -sT ~ h; rm -rf h/*", "ln -s ~ h && rsync -a --delete e/ h/",
+		"setfacl --set u::rwx ~", "rsync -a --delete-excluded e/ /home/me", "tar --remove-files -cf x.tar /home/me/.",
 	}, "floor")
 	// A link that exists already is followed with Settings.Resolve.
 	link := func(s *Settings) {
@@ -312,9 +317,12 @@ func TestOtherProcesses(t *testing.T) {
 		"gdb -p 1", "gdb --pid=1 -batch -ex bt", "gdb -batch -ex 'attach 1'", "gdb /bin/x 1234", "strace -p 1", "strace -fp 1",
 		"ltrace -p 1", "lldb -p 1", "lldb --attach-pid 1", "gcore 1", "cat /dev/mem", "cat /proc/kcore", "py-spy dump --pid 1",
 		"perf record -p 1", "sudo gdb -p 1", "bash -c 'cat /proc/1/environ'", "for p in /proc/[0-9]*; do cat $p/environ; done",
-		"python3 -c 'print(open(\"/proc/1/environ\").read())'",
+		"python3 -c 'print(open(\"/proc/1/environ\").read())'", "cat /proc/1/maps", "ls -l /proc/1/cwd", "cat /proc/1/cwd/.env",
+		"cat /proc/thread-self/root/home/me/.ssh/id_rsa", "cat /proc/`pgrep x`/mem", "strace -o /tmp/x -p1", "gdb attach 1",
+		"lldb -n ensemble", "ps e -p 1", "ps auxe", "ps eww", "ps -E",
 	}, "")
-	followsMode(t, []string{"cat /proc/cpuinfo", "cat /proc/self/status", "strace -f ./build.sh", "gdb -batch ./a.out"})
+	followsMode(t, []string{"cat /proc/cpuinfo", "cat /proc/self/status", "strace -f ./build.sh", "gdb -batch ./a.out", "ps aux", "ps -ef",
+		"python3 -c 'while True: os.system(\"date\")'"})
 }
 
 func TestOwnRuntime(t *testing.T) {

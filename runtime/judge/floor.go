@@ -66,7 +66,7 @@ func (j *judgement) floor(c *command) (floorHit, bool) {
 				}
 			}
 		}
-	case p == "shred" || p == "gshred":
+	case p == "shred" || p == "gshred" || p == "truncate" || p == "gtruncate":
 		// Overwriting (and with -u removing) every file of the home folder or the disk.
 		for _, o := range operands(c) {
 			if w, ok := j.criticalWord(c, o); ok && (o.glob || !o.known || w == "the whole disk" || w == "your home folder") {

@@ -189,10 +189,14 @@ func selfName(w *syntax.Word) bool {
 	return ok && pe.Param != nil && pe.Param.Value == "0" && pe.Exp == nil && pe.Slice == nil && pe.Repl == nil && !pe.Length
 }
 
-var forkCode = regexp.MustCompile(`\bfork\b`)
-var loopCode = regexp.MustCompile(`\b(while|until|loop|for\s*\(\s*;\s*;\s*\)|repeat)\b|\bfor\s*\(\s*;\s*;`)
+var (
+	forkCode    = regexp.MustCompile(`\bfork\b`)
+	loopCode    = regexp.MustCompile(`\b(while|until|loop|for\s*\(\s*;\s*;\s*\)|repeat)\b|\bfor\s*\(\s*;\s*;`)
+	spawnCode   = regexp.MustCompile(`\b(spawn|Popen)\s*\(`) // those that do not wait
+	foreverCode = regexp.MustCompile(`\bwhile\s*\(?\s*(true|True|1|!0)\s*\)?|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s*(do|\{)`)
+)
 
-// forksInCode reports inline code that forks in a loop.
+// forksInCode reports inline code that forks in a loop, or starts programs in a loop that never ends.
 func forksInCode(code string) bool {
-	return forkCode.MatchString(code) && loopCode.MatchString(code)
+	return forkCode.MatchString(code) && loopCode.MatchString(code) || spawnCode.MatchString(code) && foreverCode.MatchString(code)
 }

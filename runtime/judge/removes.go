@@ -325,9 +325,19 @@ func (j *judgement) extractsInto(c *command, src string) {
 	j.ask("write-protected-folder", src+" puts files Ensemble cannot see before it runs into `"+j.display(p)+"`, which holds `"+j.display(hit)+"`, so it waits for your answer.", "")
 }
 
-// pipeDeletes refuses a pipeline that deletes what a search of a critical folder finds:
-// find ~ | xargs rm -rf.
+// pipeDeletes refuses a pipeline that deletes what a search of a critical folder finds
+// (find ~ | xargs rm -rf), and one that starts programs without end: yes | xargs -P0 ….
 func (j *judgement) pipeDeletes(r *reader) {
+	for _, c := range r.cmds {
+		if c.pipe != 0 && c.xargsProcs0 {
+			for _, f := range r.cmds {
+				if f.pipe == c.pipe && f.stage < c.stage && f.prog == "yes" {
+					j.refuse(rankFloor, "floor.fork", "`"+c.source()+"` "+whyFork+whyOwn)
+					return
+				}
+			}
+		}
+	}
 	for _, c := range r.cmds {
 		if c.pipe == 0 || !c.extraArgs || !findDeleters[c.prog] || !contains(c.wrappers, "xargs") && !contains(c.wrappers, "gxargs") {
 			continue

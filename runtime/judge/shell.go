@@ -96,6 +96,7 @@ type command struct {
 	xargsUnknown bool
 	feedRoots    []word
 	ops          *[]word // operands, once read
+	xargsProcs0  bool    // xargs -P0: no limit on how many it runs at once
 	parsed       *parsedArgs
 }
 

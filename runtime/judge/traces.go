@@ -20,8 +20,17 @@ var attachers = map[string][]string{
 	"sample": {"*"}, "spindump": {"*"}, "heap": {"*"}, "vmmap": {"*"}, "leaks": {"*"}, "malloc_history": {"*"},
 }
 
-// traces refuses attaching to another process.
+// traces refuses attaching to another process, and ps printing processes' environments
+// (ps e, ps eww, ps -E on macOS).
 func (j *judgement) traces(c *command, src string) {
+	if c.prog == "ps" {
+		for _, a := range c.args[1:] {
+			if a.val == "-E" || !strings.HasPrefix(a.val, "-") && strings.IndexByte(a.val, 'e') >= 0 && strings.Trim(a.val, "auxwefjlsvmrTSHcnhp") == "" {
+				j.refuse(rankZone, "other-process", src+" "+whyProc)
+				return
+			}
+		}
+	}
 	opts, ok := attachers[c.prog]
 	if !ok {
 		return

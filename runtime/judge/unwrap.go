@@ -275,6 +275,9 @@ func (r *reader) run(cmd *command, args []word, st *state) {
 		case "xargs", "gxargs":
 			next = skipOpts(args, "adEIiLlnPs", "arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var")
 			cmd.extraArgs = true
+			if p, ok := optValue(args[:min(next, len(args))], 'P', "max-procs"); ok && strings.TrimLeft(p.val, "0") == "" {
+				cmd.xargsProcs0 = true // as many at once as it can start
+			}
 			if next > 1 {
 				if pa := parseArgs(programOpts["xargs"], args[:min(next, len(args))]); pa != nil {
 					for _, v := range pa.vals {

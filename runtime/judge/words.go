@@ -548,6 +548,26 @@ func printedText(cmds []*command) (string, bool) {
 	case "echo", "printf":
 		text, ok := echoText(c)
 		return text, ok
+	case "realpath", "readlink":
+		// The path itself, as far as the judge can tell without following its links (the judge
+		// follows them where the path is judged).
+		var out []string
+		for _, a := range c.args[1:] {
+			if strings.HasPrefix(a.val, "-") {
+				if c.prog == "readlink" && !strings.ContainsAny(a.val, "fem") {
+					return "", false // plain readlink prints a link's target
+				}
+				continue
+			}
+			if !a.known || c.cwd == "" {
+				return "", false
+			}
+			out = append(out, resolve(c.cwd, a.val))
+		}
+		if len(out) == 0 || c.prog == "readlink" && !hasFlag(c.args, "fem", "canonicalize", "canonicalize-existing", "canonicalize-missing") {
+			return "", false
+		}
+		return strings.Join(out, "\n") + "\n", true
 	case "basename", "dirname":
 		var parts []string
 		for _, a := range c.args[1:] {
