@@ -338,11 +338,18 @@ func TestOwnRuntime(t *testing.T) {
 		"cat < /dev/tcp/localhost/47123", "socat - TCP:127.0.0.1:47123", "http :47123/api", "curl --resolve x:47123:127.0.0.1 http://x:47123/",
 		"node -e 'fetch(\"http://localhost:47123/api/needs\")'", "curl http://localhost:047123/", "echo x > /dev/tcp/127.0.0.1/47123",
 		"U=http://127.0.0.1:47123; curl $U/api", "curl -x 127.0.0.1:47123 https://x.io",
+		"curl http://[::ffff:127.0.0.1]:47123/", "curl http://0x7f000001:47123/", "curl http://me.localhost:47123/",
+		"curl http://localhost:4712{3,4}/", "P=47123; curl localhost:$P", "busybox wget http://127.0.0.1:47123",
+		`python3 -c "import requests; requests.get('http://127.0.0.1:%d' % 47123)"`, `node -e 'require("http").get({port:47123})'`,
+		"nc -z localhost 47120-47130", "telnet localhost 47123", "openssl s_client -connect 127.0.0.1:47123", "ssh -L 1:localhost:47123 x",
+		"ensemble status", "ensemble keys create x", "ensemble chat hi", "ensemble backup /tmp/x", "./ensemble needs answer 1",
+		"cp /opt/ensemble/bin/ensemble ./e && ./e needs answer 1", "ln -s /opt/ensemble/bin/ensemble e; ./e needs",
+		"xargs ensemble needs answer < ids", "find . -exec ensemble needs answer {} \\;", "ensemble --data=/tmp/x needs answer 1",
 	}, "")
-	heldEverywhere(t, []string{"curl localhost:$PORT/api", "curl http://127.0.0.1:$((47000+123))/", "curl http://127.0.0.1:$(cat port)/api", "$(which ensemble) needs answer 1"})
+	heldEverywhere(t, []string{"curl localhost:$PORT/api", "curl http://127.0.0.1:$((47000+123))/", `curl "http://127.0.0.1:4712$((3))/"`, "curl http://127.0.0.1:$(cat port)/api", "$(which ensemble) needs answer 1"})
 	for _, m := range everyMode() {
 		s := withOwn(m)
-		for _, cmd := range []string{"ensemble judge -- ls", "ensemble --help", "ensemble --version"} {
+		for _, cmd := range []string{"ensemble judge -- ls", "ensemble --help", "ensemble --version", "ensemble judge -- rm -rf /", binary + " judge -- ls"} {
 			if v := Decide(sh(cmd), s); v.Decision == Refuse {
 				t.Errorf("%q in %s: got %v, want it not refused", cmd, s.Mode, v)
 			}

@@ -39,7 +39,7 @@ func (j *judgement) shell(call Call) {
 	if !within(cwd, j.s.Folder) {
 		j.follows("it runs in `"+j.display(cwd)+"`, outside the run folder", "")
 	}
-	j.links = r.links
+	j.links, j.copies = r.links, r.copies
 	xargsFeeds(r)
 	for _, c := range r.cmds {
 		j.command(c)

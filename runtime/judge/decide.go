@@ -77,6 +77,7 @@ type judgement struct {
 	clone    *Clone
 	outside  []string          // outside paths, for sandbox retries
 	links    map[string]string // the symbolic links the line makes, link → target
+	copies   map[string]bool   // where the line copies Ensemble's program
 }
 
 func (j *judgement) refuse(rank int, rule, reason string) {

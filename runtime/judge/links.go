@@ -9,6 +9,7 @@ import (
 // command of the same line that reaches through one (ln -s ~ h && rm -rf h/) is judged by where it
 // leads: Settings.Resolve can only follow links that exist before the line runs.
 func (r *reader) makesLinks(cmd *command) {
+	r.copiesBinary(cmd)
 	symbolic := false
 	switch cmd.prog {
 	case "ln", "gln":
@@ -90,4 +91,36 @@ func throughLinks(p string, links map[string]string) string {
 		}
 	}
 	return p
+}
+
+// copiesBinary records where the line copies Ensemble's own program (cp, install, ln), so
+// running the copy is running Ensemble.
+func (r *reader) copiesBinary(cmd *command) {
+	b := r.s.Binary
+	if b == "" || cmd.cwd == "" {
+		return
+	}
+	switch cmd.prog {
+	case "cp", "gcp", "install", "ginstall", "ln", "gln", "rsync":
+	default:
+		return
+	}
+	ops := operands(cmd)
+	if len(ops) < 2 {
+		return
+	}
+	dest := ops[len(ops)-1]
+	for _, src := range ops[:len(ops)-1] {
+		if !src.known || !dest.known {
+			continue
+		}
+		if resolve(cmd.cwd, src.val) == filepath.Clean(b) || filepath.Base(src.val) == filepath.Base(b) && filepath.Base(b) == "ensemble" {
+			d := resolve(cmd.cwd, dest.val)
+			if r.copies == nil {
+				r.copies = map[string]bool{}
+			}
+			r.copies[d] = true
+			r.copies[filepath.Join(d, filepath.Base(src.val))] = true
+		}
+	}
 }

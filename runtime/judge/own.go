@@ -4,6 +4,7 @@ import (
 	"net"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -35,7 +36,7 @@ func (j *judgement) isEnsemble(c *command) bool {
 	if p == "" {
 		return false
 	}
-	return p == b || j.real(p) == j.real(b)
+	return p == b || j.real(p) == j.real(b) || j.copies[p]
 }
 
 // ownRuntime refuses Ensemble's client commands and any call to the runtime's own address.
@@ -87,7 +88,7 @@ func (j *judgement) ownRuntime(c *command, src string) {
 				unknownPort = true
 			}
 		}
-		if standalonePort(v, port) {
+		if standalonePort(v, port) || portInRange(v, port) {
 			bare = true
 		}
 	}
@@ -171,7 +172,21 @@ var loopbackRe = regexp.MustCompile(`(?i)(localhost|\b127\.[0-9.]+|\b0\.0\.0\.0\
 // mentionsLoopback reports a word naming this computer's own addresses in any of their spellings.
 func mentionsLoopback(v string) bool { return loopbackRe.MatchString(v) }
 
-var loopbackPortRe = regexp.MustCompile(`(?i)(localhost|127\.[0-9.]+|0\.0\.0\.0|\[::1?\]):` + "\x00")
+var loopbackPortRe = regexp.MustCompile(`(?i)(localhost|127\.[0-9.]+|0\.0\.0\.0|\[::1?\]):[0-9]*` + "\x00")
+
+var portRangeRe = regexp.MustCompile(`^([0-9]+)-([0-9]+)$`)
+
+// portInRange reports a port range (nc -z host 47000-48000) that holds the port.
+func portInRange(v, port string) bool {
+	m := portRangeRe.FindStringSubmatch(v)
+	if m == nil {
+		return false
+	}
+	lo, err1 := strconv.Atoi(m[1])
+	hi, err2 := strconv.Atoi(m[2])
+	p, err3 := strconv.Atoi(port)
+	return err1 == nil && err2 == nil && err3 == nil && lo <= p && p <= hi
+}
 
 // loopbackUnknownPort reports localhost:$PORT: a port on this computer only known when it runs.
 func loopbackUnknownPort(v string) bool { return loopbackPortRe.MatchString(v) }

@@ -143,7 +143,8 @@ var noPathPrograms = set("echo", "printf", "true", "false", "test", "[", "basena
 	"unalias", "trap", "exit", "return", "read", "wait", "jobs", "fg", "bg", "disown", "kill", "ps",
 	"uptime", "free", "printenv", "env", "yes", "ping", "dig", "nslookup", "host", "traceroute",
 	"tr", "hostname", "logname", "users", "who", "w", "groups", "umask", "ulimit", "times", "getopts",
-	"local", "declare", "typeset", "readonly", "let", "caller", "popd", "dirs", "history", "fc", "bind", "complete")
+	"local", "declare", "typeset", "readonly", "let", "caller", "popd", "dirs", "history", "fc", "bind", "complete",
+	"ensemble")
 
 // patternFirst programs take a pattern, script or filter as their first operand, unless one
 // comes with an option (-e, -f).

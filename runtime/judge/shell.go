@@ -165,6 +165,8 @@ type reader struct {
 	// selfSpawn: the line runs the shell itself again ($0); jobs: statements sent to the background.
 	selfSpawn bool
 	jobs      int
+	// copies are where the line copies Ensemble's own program.
+	copies map[string]bool
 	// links are the symbolic links the line makes (ln -s TARGET LINK): link → target, absolute.
 	links map[string]string
 }
