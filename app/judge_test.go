@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -75,5 +77,42 @@ func TestJudgeCmdJSON(t *testing.T) {
 	}
 	if v.Decision != "refuse" || v.Reason == "" || !strings.HasPrefix(v.Message, "Refused: ") {
 		t.Errorf("got %+v", v)
+	}
+}
+
+// TestJudgeCmdRunDefaults: flags left out take a run's own defaults (local git, the sandbox on),
+// and the judge knows the folder's git config as a run does: what it prints is what a run gets.
+func TestJudgeCmdRunDefaults(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("git is not installed")
+		}
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	for _, tt := range []struct {
+		args     []string
+		wantCode int
+		wantOut  string
+	}{
+		{[]string{"--folder", dir, "--", "git", "status"}, 0, "allow"},
+		{[]string{"--folder", dir, "--mode", "unattended", "--", "git", "log"}, 0, "allow"},
+		{[]string{"--folder", dir, "--mode", "unattended", "--", "git", "commit", "-m", "x"}, 2, "Local only"},
+		{[]string{"--folder", dir, "--sandbox=false", "--", "git", "status"}, 3, "ask:"},
+		{[]string{"--folder", dir, "--mode", "unattended", "--", "ensemble", "needs", "answer", "x"}, 2, "Ensemble"},
+	} {
+		out, code := runJudge(t, tt.args...)
+		if code != tt.wantCode || !strings.Contains(out, tt.wantOut) {
+			t.Errorf("%v: got exit %d, %q; want %d, %q", tt.args, code, out, tt.wantCode, tt.wantOut)
+		}
+	}
+	if out, err := exec.Command("git", "-C", dir, "config", "core.pager", "less").CombinedOutput(); err != nil {
+		t.Fatalf("git config: %v: %s", err, out)
+	}
+	if out, code := runJudge(t, "--folder", dir, "--", "git", "status"); code != 3 {
+		t.Errorf("git status with a pager set: got exit %d, %q; want 3 (ask)", code, out)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -128,8 +127,7 @@ func (r *run) main() {
 		r.title = t.Title
 	}
 	r.session = j.SessionID
-	r.places = Places{Home: r.s.opts.Home, DataDir: r.s.opts.DataDir, Workspace: filepath.Join(r.s.opts.DataDir, "workspace"),
-		Resolve: resolvePath}
+	r.places = NewPlaces(r.s.opts.Home, r.s.opts.DataDir, r.s.opts.MCPURL)
 	if err := r.s.w.Exec(context.Background(), func(t *ledger.Tx) error {
 		if err := updateJob(t, j.ID, map[string]any{"status": string(Running), "started_at": stamp(t.Now())}); err != nil {
 			return err

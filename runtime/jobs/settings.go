@@ -125,13 +125,21 @@ func (in SettingsInput) Resolve() (Settings, error) {
 	return s, nil
 }
 
-// Places are the folders the judge needs to know about, besides the run's own.
+// Places are what the judge needs to know of this computer, besides the run's own folder
+// ([NewPlaces] fills them).
 type Places struct {
 	Home      string // the person's home folder
 	DataDir   string // Ensemble's data folder
 	Workspace string // <data>/workspace
 	Writable  []string
+	SkillDirs []string // the agents' own skill folders
+	Runtime   string   // the runtime's own address, host:port; "" when none runs
+	Binary    string   // Ensemble's own program
 	Resolve   func(string) (string, error)
+	Glob      func(string) ([]string, error)
+	// GitClean says whether the repository a folder is in has a git config that runs nothing
+	// (judge.GitConfigClean).
+	GitClean func(dir string) bool
 }
 
 // JudgeSettings turns a run's settings, its folder and what the person kept for the run into the
@@ -142,7 +150,22 @@ func JudgeSettings(s Settings, kind FolderKind, folder string, p Places, kept ju
 		if d == "" {
 			return ""
 		}
-		return filepath.Clean(d)
+		d = filepath.Clean(d)
+		// The judge compares paths as they are: these are where their links lead.
+		if p.Resolve != nil {
+			if r, err := p.Resolve(d); err == nil && filepath.IsAbs(r) {
+				return filepath.Clean(r)
+			}
+		}
+		return d
+	}
+	var codeDirs []string
+	if p.Binary != "" {
+		codeDirs = []string{p.Binary}
+	}
+	gitClean := false
+	if p.GitClean != nil {
+		gitClean = p.GitClean(clean(folder))
 	}
 	return judge.Settings{
 		Mode:            s.Mode,
@@ -157,8 +180,15 @@ func JudgeSettings(s Settings, kind FolderKind, folder string, p Places, kept ju
 		DataDir:         clean(p.DataDir),
 		Workspace:       clean(p.Workspace),
 		Writable:        p.Writable,
+		SkillDirs:       p.SkillDirs,
+		CodeDirs:        codeDirs,
+		Runtime:         p.Runtime,
+		Binary:          p.Binary,
+		GitConfigClean:  gitClean,
+		GitCleanAt:      p.GitClean,
 		Kept:            kept,
 		Resolve:         p.Resolve,
+		Glob:            p.Glob,
 	}
 }
 

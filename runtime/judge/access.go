@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"net/url"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -11,10 +12,26 @@ type access struct {
 	w     word
 	write bool
 	cwd   string // the folder it resolves in, if not the command's
+	// mention: a path written in inline code, judged only where the zones refuse it.
+	mention bool
+	kind    string // "archive": tar's archive; "extract": where tar unpacks
 }
 
 // operands are the words after the program that are not options or option values.
 func operands(c *command) []word {
+	if pa := c.opts(); pa != nil {
+		return pa.ops
+	}
+	if c.ops != nil {
+		return *c.ops
+	}
+	out := plainOperands(c)
+	c.ops = &out
+	return out
+}
+
+// plainOperands reads the operands of a program without a spec, by optsWithValue.
+func plainOperands(c *command) []word {
 	spec, known := optsWithValue[c.prog]
 	var out []word
 	args := c.args
@@ -98,6 +115,7 @@ func accesses(c *command) (acc []access, hosts []string) {
 			acc = append(acc, access{w: r.target, write: isWriteRedir(r.op)})
 		}
 	}
+	acc = append(acc, c.extra...)
 	if c.prog == "" && !c.progUnknown {
 		return acc, nil
 	}
@@ -107,12 +125,13 @@ func accesses(c *command) (acc []access, hosts []string) {
 		}
 		return acc, nil
 	}
+	acc = append(acc, optionAccesses(c)...)
 	if c.code {
 		return acc, nil
 	}
 	p := c.prog
 	if p == "cd" || p == "pushd" || p == "chdir" {
-		if i := skipOpts(c.args, ""); i < len(c.args) {
+		if i := skipOpts(c.args, "LPe@"); i < len(c.args) && c.args[i].known {
 			acc = append(acc, access{w: c.args[i]})
 		}
 		return acc, nil
@@ -131,22 +150,36 @@ func accesses(c *command) (acc []access, hosts []string) {
 		}
 		return acc, hosts
 	}
-	// --opt=/some/path values
-	for _, a := range c.args[1:] {
-		if strings.HasPrefix(a.val, "--") {
-			if i := strings.IndexByte(a.val, '='); i > 0 {
-				v := a
-				v.val = a.val[i+1:]
-				name := a.val[2:i]
-				if strings.HasPrefix(v.val, "/") || strings.HasPrefix(v.val, "./") || strings.HasPrefix(v.val, "../") || v.tilde {
-					acc = append(acc, access{w: v, write: isOutputOpt(name) || !readsOnly(p)})
+	// --opt=/some/path values, for options no spec names
+	if sp := programOpts[p]; sp == nil || sp.partial {
+		for _, a := range c.args[1:] {
+			if strings.HasPrefix(a.val, "--") {
+				if i := strings.IndexByte(a.val, '='); i > 0 {
+					v := a
+					v.val = a.val[i+1:]
+					name := a.val[2:i]
+					if sp != nil {
+						if _, known := sp.lookupLong(name); known != "" {
+							continue
+						}
+					}
+					if strings.HasPrefix(v.val, "/") || strings.HasPrefix(v.val, "./") || strings.HasPrefix(v.val, "../") || v.tilde {
+						acc = append(acc, access{w: v, write: isOutputOpt(name) || !readsOnly(p)})
+					}
 				}
 			}
 		}
 	}
 	ops := operands(c)
 	var rest []word
+	upload := p == "curl" && hasFlag(c.args, "T", "upload-file")
 	for _, o := range ops {
+		if path, ok := fileURL(o); ok {
+			// file:///… is a file, whatever program fetches it.
+			acc = append(acc, access{w: path, write: upload})
+			continue
+		}
+		acc = append(acc, argFiles(o)...)
 		if h, ok := looksRemote(o.val); ok && p != "git" || strings.Contains(o.val, "://") {
 			if h, ok := looksRemote(o.val); ok && h != "" {
 				hosts = append(hosts, h)
@@ -158,7 +191,11 @@ func accesses(c *command) (acc []access, hosts []string) {
 	}
 	ops = rest
 	if letters, ok := patternFirst[p]; ok && len(ops) > 0 {
-		if letters == "" || !hasFlag(c.args, letters, "regexp", "file", "expression", "from-file") {
+		if pa := c.opts(); pa != nil {
+			if !pa.pattern {
+				ops = ops[1:]
+			}
+		} else if letters == "" || !hasFlag(c.args, letters, "regexp", "file", "expression", "from-file") {
 			ops = ops[1:]
 		}
 	}
@@ -178,8 +215,39 @@ func accesses(c *command) (acc []access, hosts []string) {
 		}
 	}
 	switch p {
-	case "sed":
+	case "sed", "gsed":
 		all(hasFlag(c.args, "i", "in-place"))
+	case "awk", "gawk", "mawk", "nawk", "busybox-awk":
+		// After the program: input files, and VAR=value assignments.
+		for _, o := range ops {
+			if k, _, ok := strings.Cut(o.val, "="); ok && validName(k) {
+				continue
+			}
+			acc = append(acc, access{w: o})
+		}
+	case "fd", "fdfind", "rg":
+		if len(ops) == 0 {
+			acc = append(acc, access{w: lit(".")})
+		}
+		all(false)
+	case "grep", "egrep", "fgrep", "ggrep":
+		if len(ops) == 0 && hasFlag(c.args, "rR", "recursive", "dereference-recursive") {
+			acc = append(acc, access{w: lit(".")})
+		}
+		all(false)
+	case "docker", "podman", "nerdctl":
+		all(true)
+		acc = append(acc, volumes(c.args)...)
+	case "yq":
+		all(hasFlag(c.args, "i", "inplace"))
+	case "plutil":
+		all(plutilWrites(c.args))
+	case "exiftool":
+		all(exiftoolWrites(c.args))
+	case "pdftotext", "pdftoppm", "pdftohtml", "pdfimages", "pdftocairo", "pdfseparate", "pdfunite":
+		lastWrite()
+	case "base64", "gbase64":
+		all(false)
 	case "cp", "install", "ln", "mv", "rsync", "scp", "sftp":
 		lastWrite()
 	case "chmod", "chown", "chgrp", "chattr", "setfacl":
@@ -299,70 +367,79 @@ func readsOnly(p string) bool {
 	return hasKey(readOnlyPrograms, p)
 }
 
+// tarAccess is what tar reads and writes: the archive, the files it archives (each in the folder
+// the -C before it moved to), and where it unpacks.
 func tarAccess(c *command, ops []word) []access {
 	mode := byte(0)
-	archiveNext := false
-	args := c.args
-	if len(args) > 1 && !strings.HasPrefix(args[1].val, "-") {
-		// bundled: tar czf x.tgz …
-		for i := 0; i < len(args[1].val); i++ {
-			switch ch := args[1].val[i]; ch {
-			case 'c', 'r', 'u', 'A', 'x', 't':
-				mode = ch
-			case 'f':
-				archiveNext = true
-			}
-		}
-		if len(ops) > 0 {
-			ops = ops[1:]
-		}
-	} else {
-		for _, a := range args[1:] {
-			v := a.val
-			switch {
-			case v == "--create" || v == "--append" || v == "--update":
-				mode = 'c'
-			case v == "--extract" || v == "--get":
-				mode = 'x'
-			case v == "--list":
-				mode = 't'
-			case len(v) > 1 && v[0] == '-' && v[1] != '-':
-				for _, ch := range []byte(v[1:]) {
-					if strings.IndexByte("cruAxt", ch) >= 0 {
-						mode = ch
-					}
+	for _, a := range c.args[1:] {
+		v := a.val
+		switch {
+		case v == "--create" || v == "--append" || v == "--update" || v == "--catenate" || v == "--concatenate" || v == "--delete":
+			mode = 'c'
+		case v == "--extract" || v == "--get":
+			mode = 'x'
+		case v == "--list" || v == "--diff" || v == "--compare":
+			mode = 't'
+		case len(v) > 1 && v[0] == '-' && v[1] != '-':
+			for _, ch := range []byte(v[1:]) {
+				if strings.IndexByte("cruAxtd", ch) >= 0 {
+					mode = ch
+				}
+				if strings.IndexByte("fCTXgNVKIFHbL", ch) >= 0 {
+					break // the rest of the cluster is the option's value
 				}
 			}
 		}
 	}
+	pa := c.opts()
+	if pa == nil {
+		return nil
+	}
 	var acc []access
-	var archive *word
-	if v, ok := optValue(c.args, 'f', "file"); ok {
-		archive = &v
-	} else if archiveNext && len(ops) > 0 {
-		archive = &ops[0]
-		ops = ops[1:]
+	if v, ok := pa.value("-f", "--file"); ok && v.val != "-" {
+		if _, remote := looksRemote(v.val); !remote {
+			acc = append(acc, access{w: v, write: mode != 'x' && mode != 't' && mode != 'd', kind: "archive"})
+		}
+	}
+	// The folder each operand is read in: -C applies to what follows it.
+	dirAt := func(at int) string {
+		dir := c.cwd
+		for _, v := range pa.vals {
+			if v.role&rChdir == 0 || v.at > at {
+				continue
+			}
+			if !v.w.known || dir == "" {
+				dir = ""
+				continue
+			}
+			dir = resolve(dir, v.w.val)
+		}
+		return dir
 	}
 	switch mode {
 	case 'x':
-		if archive != nil {
-			acc = append(acc, access{w: *archive})
+		dests := 0
+		for _, v := range pa.vals {
+			if v.role&rChdir != 0 {
+				acc = append(acc, access{w: v.w, write: true, kind: "extract", cwd: dirAt(v.at - 1)})
+				dests++
+			}
 		}
-		if d, ok := optValue(c.args, 'C', "directory"); ok {
-			acc = append(acc, access{w: d, write: true})
-		} else {
-			acc = append(acc, access{w: lit("."), write: true})
+		if dests == 0 {
+			acc = append(acc, access{w: lit("."), write: true, kind: "extract"})
 		}
 	case 't':
-		if archive != nil {
-			acc = append(acc, access{w: *archive})
-		}
 	default:
-		if archive != nil && archive.val != "-" {
-			acc = append(acc, access{w: *archive, write: true})
-		}
-		for _, o := range ops {
-			acc = append(acc, access{w: o})
+		remove := hasFlag(c.args, "", "remove-files")
+		for i, o := range pa.ops {
+			dir := dirAt(pa.opsAt[i])
+			if dir == "" && !strings.HasPrefix(o.val, "/") {
+				o = word{val: unknown, computed: true}
+			}
+			acc = append(acc, access{w: o, cwd: dir})
+			if remove {
+				acc = append(acc, access{w: o, cwd: dir, write: true})
+			}
 		}
 	}
 	return acc
@@ -401,4 +478,186 @@ func findAccess(c *command) []access {
 		}
 	}
 	return acc
+}
+
+// optionAccesses are the files and folders a command's options name, by its spec.
+func optionAccesses(c *command) []access {
+	pa := c.opts()
+	if pa == nil {
+		return nil
+	}
+	var acc []access
+	for _, v := range pa.vals {
+		w := v.w
+		if v.role&rTakesValue == 0 || w.val == "-" || w.val == "" && w.known {
+			continue
+		}
+		if f, ok := fileURL(w); ok {
+			acc = append(acc, access{w: f}) // curl --url file:///…
+			continue
+		}
+		if (c.prog == "wget" || c.prog == "wget2") && (v.name == "-e" || v.name == "--execute") {
+			// wget -e 'output_document = FILE': a wgetrc command, whose value may be a file written.
+			if _, val, ok := strings.Cut(w.val, "="); ok {
+				f := w
+				f.val = strings.TrimSpace(val)
+				f.known = !strings.Contains(f.val, unknown)
+				acc = append(acc, access{w: f, write: true})
+			}
+			continue
+		}
+		if v.role&(rValue|rCode) == rValue || v.role&rCode != 0 {
+			// awk -v f=/home/me/.ssh/id_rsa: a value naming a path plainly is judged where the zones refuse it.
+			if k, val, ok := strings.Cut(w.val, "="); ok && validName(k) && (strings.HasPrefix(val, "/") || strings.HasPrefix(val, "~/")) {
+				f := w
+				f.val = val
+				f.known = !strings.Contains(val, unknown)
+				acc = append(acc, access{w: f, mention: true})
+			}
+		}
+		switch {
+		case v.role&(rRead|rDir|rMaybe|rList) != 0:
+			acc = append(acc, access{w: w})
+		case v.role&(rWrite|rOutDir) != 0:
+			acc = append(acc, access{w: w, write: true})
+		case v.role&rAt != 0:
+			if f, ok := atFile(v.name, w); ok {
+				acc = append(acc, access{w: f})
+			}
+		case v.role&rForm != 0:
+			for _, f := range formFiles(w) {
+				acc = append(acc, access{w: f})
+			}
+		}
+	}
+	return acc
+}
+
+// atFile is the file of curl's @FILE values (-d @FILE, --data-urlencode name@FILE, -H @FILE).
+func atFile(name string, w word) (word, bool) {
+	v := w.val
+	i := strings.IndexByte(v, '@')
+	if i < 0 || v[i+1:] == "-" || v[i+1:] == "" {
+		return word{}, false
+	}
+	if i > 0 && (strings.Contains(v[:i], "=") || name != "--data-urlencode" && name != "--variable" && name != "--url-query") {
+		return word{}, false
+	}
+	f := w
+	f.val = v[i+1:]
+	f.known = !strings.Contains(f.val, unknown)
+	return f, true
+}
+
+// formFiles are the files of curl -F name=@FILE[;type=…] and name=<FILE.
+func formFiles(w word) []word {
+	_, val, ok := strings.Cut(w.val, "=")
+	if !ok || val == "" || val[0] != '@' && val[0] != '<' {
+		return nil
+	}
+	val = val[1:]
+	var out []word
+	for _, part := range strings.Split(val, ",") {
+		part = strings.Trim(part, `"`)
+		if i := strings.IndexByte(part, ';'); i >= 0 {
+			part = part[:i]
+		}
+		if part == "" || part == "-" {
+			continue
+		}
+		f := w
+		f.val = part
+		f.known = !strings.Contains(part, unknown)
+		out = append(out, f)
+	}
+	return out
+}
+
+// fileURL is the path of a file: address (file:///etc/passwd, file://localhost/…, file:/x).
+func fileURL(w word) (word, bool) {
+	v := w.val
+	if len(v) < 5 || !strings.EqualFold(v[:5], "file:") {
+		return word{}, false
+	}
+	rest := v[5:]
+	if strings.HasPrefix(rest, "//") {
+		rest = rest[2:]
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			rest = rest[i:] // the host, usually empty or localhost
+		} else {
+			rest = "/"
+		}
+	}
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if u, err := url.PathUnescape(rest); err == nil {
+		rest = u
+	}
+	f := w
+	f.val = rest
+	f.known = !strings.Contains(rest, unknown)
+	// curl's own globs ({a,b}, [1-3]) make it a pattern.
+	f.glob = f.glob || strings.ContainsAny(rest, "{[*?")
+	return f, true
+}
+
+// argFiles are files an argument names in a form any program may use: @FILE (response files,
+// curl-style data) and NAME=PATH.
+func argFiles(w word) []access {
+	v := w.val
+	if strings.HasPrefix(v, "@") && len(v) > 1 && v != "@-" {
+		f := w
+		f.val = v[1:]
+		f.known = !strings.Contains(f.val, unknown)
+		return []access{{w: f}}
+	}
+	if k, val, ok := strings.Cut(v, "="); ok && k != "" && !strings.HasPrefix(k, "-") && (strings.HasPrefix(val, "/") || strings.HasPrefix(val, "~/")) {
+		f := w
+		f.val = val
+		f.known = !strings.Contains(val, unknown)
+		return []access{{w: f}}
+	}
+	return nil
+}
+
+// plutilWrites reports plutil changing the files it names (-convert, -insert, -replace, -remove …).
+func plutilWrites(a []word) bool {
+	for _, w := range a[1:] {
+		switch w.val {
+		case "-convert", "-insert", "-replace", "-remove", "-o", "-create":
+			return true
+		}
+	}
+	return false
+}
+
+// exiftoolWrites reports exiftool writing tags or files.
+func exiftoolWrites(a []word) bool {
+	for _, w := range a[1:] {
+		v := w.val
+		if strings.HasPrefix(v, "-") && (strings.ContainsAny(v, "=<") || strings.HasPrefix(v, "-overwrite_original") || v == "-o" || v == "-out" || v == "-w" || v == "-W" || v == "-geotag" || v == "-tagsFromFile" || v == "-delete_original") {
+			return true
+		}
+	}
+	return false
+}
+
+// tarDashes rewrites tar's old bundled options (tar czfC x.tgz dir files) as the dashed options
+// they are, each taking its value from the following words in order.
+func tarDashes(args []word) []word {
+	if len(args) < 2 || strings.HasPrefix(args[1].val, "-") || !args[1].known || args[1].val == "" {
+		return args
+	}
+	sp := programOpts["tar"]
+	out := []word{args[0]}
+	next := 2
+	for _, ch := range []byte(args[1].val) {
+		out = append(out, lit("-"+string(ch)))
+		if ch < 128 && sp.short[ch]&rTakesValue != 0 && next < len(args) {
+			out = append(out, args[next])
+			next++
+		}
+	}
+	return append(out, args[next:]...)
 }

@@ -27,6 +27,7 @@ func Decide(call Call, s Settings) (v Verdict) {
 	if s.DataDir != "" {
 		s.DataDir = filepath.Clean(s.DataDir)
 	}
+	s.Binary = binaryPath(s.Binary)
 	j := &judgement{s: &s, quiet: true}
 	switch call.Tool {
 	case ToolShell:
@@ -74,7 +75,9 @@ type judgement struct {
 	kept     bool // "edits for this run" covers the mode
 	t        Touches
 	clone    *Clone
-	outside  []string // outside paths, for sandbox retries
+	outside  []string          // outside paths, for sandbox retries
+	links    map[string]string // the symbolic links the line makes, link → target
+	copies   map[string]bool   // where the line copies Ensemble's program
 }
 
 func (j *judgement) refuse(rank int, rule, reason string) {
@@ -143,26 +146,60 @@ func (j *judgement) pathOf(cwd string, w word) (string, bool) {
 	return p, p != ""
 }
 
-// zoneOf classifies a path and, with Settings.Resolve, where its links lead; the worse wins.
+// zoneOf classifies a path and where its links lead (the line's own, then Settings.Resolve's);
+// the worse wins.
 func (j *judgement) zoneOf(p string) (zone, string) {
 	z := classify(p, j.s)
-	if j.s.Resolve != nil {
-		if rp, err := j.s.Resolve(p); err == nil && rp != "" && filepath.IsAbs(rp) {
-			rp = filepath.Clean(rp)
-			if rz := classify(rp, j.s); rz > z || (z == zInside && rz != zInside && rz != zDevice) {
-				return rz, rp
-			}
+	worse := func(rp string) bool {
+		rz := classify(rp, j.s)
+		return rz > z || (z == zInside && rz != zInside && rz != zDevice)
+	}
+	if len(j.links) > 0 {
+		if lp := throughLinks(p, j.links); lp != p && worse(lp) {
+			return classify(lp, j.s), lp
 		}
+	}
+	if rp := j.resolved(p); rp != p && worse(rp) {
+		return classify(rp, j.s), rp
 	}
 	return z, p
 }
 
-// judgePath applies the zones to one path a call reads or writes.
-func (j *judgement) judgePath(p string, write, admin bool) {
+// resolved is p with Settings.Resolve's links followed (p itself without it).
+func (j *judgement) resolved(p string) string {
+	if j.s.Resolve == nil {
+		return p
+	}
+	rp, err := j.s.Resolve(p)
+	if err != nil || rp == "" || !filepath.IsAbs(rp) {
+		return p
+	}
+	return filepath.Clean(rp)
+}
+
+// real is where p leads through every link the judge knows of: the line's and the disk's.
+func (j *judgement) real(p string) string {
+	if len(j.links) > 0 {
+		p = throughLinks(p, j.links)
+	}
+	return j.resolved(p)
+}
+
+// judgePath applies the zones to one path a call reads or writes. A mention (a path written in
+// inline code) is only refused where the zones refuse it; the rest is the code's to follow the mode.
+func (j *judgement) judgePath(p string, write, admin, mention bool) {
+	p = procAlias(p)
 	z, real := j.zoneOf(p)
 	d := "`" + j.display(p) + "`"
 	if real != p {
 		d = "`" + j.display(p) + "` (a link to `" + j.display(real) + "`)"
+	}
+	if mention {
+		switch z {
+		case zData, zSecret, zOther, zProc:
+		default:
+			return
+		}
 	}
 	if write {
 		j.t.Writes = appendUnique(j.t.Writes, p)
@@ -171,6 +208,9 @@ func (j *judgement) judgePath(p string, write, admin bool) {
 	}
 	switch z {
 	case zDevice:
+		return
+	case zProc:
+		j.refuse(rankZone, "other-process", d+" "+whyProc)
 		return
 	case zData:
 		j.refuse(rankZone, "data", d+" is Ensemble's own data, which a run may never read or change.")
@@ -268,6 +308,12 @@ func hookFile(p, folder string) bool {
 			return true
 		}
 	}
+	// A repository nested in the folder runs its own hooks and config at git's next command there.
+	for _, h := range []string{"/.git/hooks", "/.git/config", "/.git/config.worktree"} {
+		if i := strings.Index("/"+rel, h); i >= 0 && (len("/"+rel) == i+len(h) || ("/" + rel)[i+len(h)] == '/') {
+			return true
+		}
+	}
 	return false
 }
 
@@ -289,7 +335,7 @@ func (j *judgement) files(call Call, write bool) {
 		if strings.ContainsAny(p, "*?[") {
 			p = globRoot(p)
 		}
-		j.judgePath(p, write, false)
+		j.judgePath(p, write, false, false)
 	}
 	if write {
 		j.kept = j.s.Kept.Edits

@@ -50,6 +50,70 @@ func (j *judgement) floor(c *command) (floorHit, bool) {
 				}
 			}
 		}
+	case p == "fd" || p == "fdfind":
+		// fd PATTERN PATH… -x rm: deletes what it finds, as find -delete does.
+		if pa := c.opts(); pa != nil && len(pa.rest) > 0 && pa.rest[0].known && findDeleters[progName(pa.rest[0].val)] {
+			paths := pa.ops
+			if len(paths) > 0 {
+				paths = paths[1:]
+			}
+			if len(paths) == 0 {
+				paths = []word{lit(".")}
+			}
+			for _, w := range paths {
+				if _, ok := j.criticalWord(c, w); ok {
+					return floorHit{whyDelete, "floor.rm"}, true
+				}
+			}
+		}
+	case p == "shred" || p == "gshred" || p == "truncate" || p == "gtruncate":
+		// Overwriting (and with -u removing) every file of the home folder or the disk.
+		for _, o := range operands(c) {
+			if w, ok := j.criticalWord(c, o); ok && (o.glob || !o.known || w == "the whole disk" || w == "your home folder") {
+				return floorHit{whyDelete, "floor.rm"}, true
+			}
+		}
+	case isTar(p) && hasFlag(a, "", "remove-files"):
+		// tar --remove-files deletes what it archives.
+		for _, o := range operands(c) {
+			if _, ok := j.criticalWord(c, o); ok {
+				return floorHit{whyDelete, "floor.rm"}, true
+			}
+		}
+	case p == "rsync" && (rsyncDeletes(a) || hasFlag(a, "", "remove-source-files")):
+		// rsync --delete makes the destination hold only what the source has: onto the home folder
+		// or a system folder, it deletes the rest.
+		ops := operands(c)
+		if len(ops) > 0 {
+			if _, ok := j.criticalWord(c, ops[len(ops)-1]); ok {
+				return floorHit{whyDelete, "floor.rm"}, true
+			}
+		}
+		if hasFlag(a, "", "remove-source-files") {
+			for _, o := range ops[:max(len(ops)-1, 0)] {
+				if _, ok := j.criticalWord(c, o); ok {
+					return floorHit{whyDelete, "floor.rm"}, true
+				}
+			}
+		}
+	case p == "setfacl" || p == "chacl":
+		rec := hasFlag(a, "R", "recursive")
+		for _, o := range operands(c) {
+			if w, ok := j.criticalWord(c, o); ok && (rec || w == "the whole disk" || w == "your home folder") {
+				return floorHit{whyPerms, "floor.perms"}, true
+			}
+		}
+	case p == "chattr" || p == "chflags":
+		rec := hasFlag(a, "R", "")
+		ops := operands(c)
+		if len(ops) > 0 {
+			ops = ops[1:]
+		}
+		for _, o := range ops {
+			if w, ok := j.criticalWord(c, o); ok && (rec || w == "the whole disk" || w == "your home folder") {
+				return floorHit{whyPerms, "floor.perms"}, true
+			}
+		}
 	case p == "mkfs" || strings.HasPrefix(p, "mkfs.") || p == "mke2fs" || p == "mkswap" || p == "mkdosfs" || p == "mkntfs" || strings.HasPrefix(p, "newfs") || p == "wipefs" || p == "blkdiscard" || p == "cfdisk" || p == "gdisk":
 		return floorHit{whyDisk, "floor.disk"}, true
 	case p == "fdisk" || p == "sfdisk" || p == "parted" || p == "sgdisk":
@@ -334,11 +398,10 @@ func removesSystem(c *command) bool {
 	return false
 }
 
-// criticalWord reports a word naming a critical folder (the root of a glob counts: /* is /).
+// criticalWord reports a word naming a critical folder: the root of a glob counts (/* is /), so
+// does the known start of a word only known when it runs (~/$X may be ~), and so does where a link
+// leads (ln -s ~ h; rm -rf h/).
 func (j *judgement) criticalWord(c *command, w word) (string, bool) {
-	if !w.known && !w.glob {
-		return "", false
-	}
 	p, ok := j.pathOf(c.cwd, w)
 	if !ok {
 		return "", false
@@ -346,7 +409,23 @@ func (j *judgement) criticalWord(c *command, w word) (string, bool) {
 	if w.glob {
 		p = globRoot(p)
 	}
-	return critical(p, j.s)
+	if what, ok := critical(p, j.s); ok {
+		return what, true
+	}
+	if rp := j.real(p); rp != p {
+		return critical(rp, j.s)
+	}
+	return "", false
+}
+
+// rsyncDeletes reports rsync deleting what the source does not have.
+func rsyncDeletes(a []word) bool {
+	for _, w := range a[1:] {
+		if w.val == "--del" || strings.HasPrefix(w.val, "--delete") {
+			return true
+		}
+	}
+	return false
 }
 
 // globRoot is the folder a glob pattern starts in: /etc/*.conf → /etc.

@@ -43,11 +43,38 @@ func parseGit(c *command) gitCall {
 			}
 			i += 2
 			continue
-		case "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix":
+		case "--git-dir", "--work-tree":
+			// Another repository or work tree: what git reads and writes is there.
+			if i+1 < len(c.args) && c.args[i+1].known {
+				g.cwd = resolve(g.cwd, c.args[i+1].val)
+			} else {
+				g.cwd = ""
+			}
+			i += 2
+			continue
+		case "--namespace", "--config-env", "--super-prefix":
 			i += 2
 			continue
 		}
+		if strings.HasPrefix(v, "--git-dir=") || strings.HasPrefix(v, "--work-tree=") {
+			_, d, _ := strings.Cut(v, "=")
+			if c.args[i].known {
+				g.cwd = resolve(g.cwd, d)
+			} else {
+				g.cwd = ""
+			}
+		}
 		i++
+	}
+	for _, e := range []string{"GIT_WORK_TREE", "GIT_DIR"} {
+		if w, ok := c.envs[e]; ok {
+			g.pre = true
+			if w.known {
+				g.cwd = resolve(g.cwd, w.val)
+			} else {
+				g.cwd = ""
+			}
+		}
 	}
 	if i < len(c.args) {
 		g.sub = c.args[i].val
@@ -96,12 +123,36 @@ func gitRest(g gitCall) *command {
 // gitPaths are the files a git command names.
 func gitPaths(c *command) []access {
 	g := parseGit(c)
-	if g.sub == "" || g.sub == "clone" || g.sub == "config" || g.sub == "remote" || g.sub == "commit" && !hasFlag(gitRest(g).args, "", "") {
+	if g.sub == "" || g.sub == "clone" || g.sub == "config" || g.sub == "remote" {
 		return nil
 	}
 	write := !hasKey(gitReadOnly, g.sub)
+	if g.sub == "worktree" || g.sub == "stash" {
+		// Their list and show read; add, move, remove, push and pop change files.
+		write = true
+		if len(g.rest) == 0 || g.rest[0].val == "list" || g.rest[0].val == "show" {
+			write = false
+		}
+	}
 	var acc []access
-	for _, o := range operands(gitRest(g)) {
+	rest := gitRest(g)
+	ops := operands(rest)
+	if sp := gitSubOpts[g.sub]; sp != nil {
+		pa := parseArgs(sp, rest.args)
+		ops = pa.ops
+		for _, v := range pa.vals {
+			if v.role&rTakesValue == 0 || v.w.val == "-" {
+				continue
+			}
+			switch {
+			case v.role&(rRead|rDir) != 0:
+				acc = append(acc, access{w: v.w, cwd: g.cwd})
+			case v.role&(rWrite|rOutDir) != 0:
+				acc = append(acc, access{w: v.w, write: true, cwd: g.cwd})
+			}
+		}
+	}
+	for _, o := range ops {
 		if _, ok := looksRemote(o.val); ok {
 			continue
 		}
@@ -129,6 +180,17 @@ func (j *judgement) git(c *command, src string) []access {
 	if net && !j.s.Internet {
 		j.refuse(rankSetting, "internet-off", "`git "+sub+"` reaches another computer, and this run has the internet off; turn the internet on in the run's settings to let it.")
 	}
+	for _, why := range c.opaque {
+		j.ask("git-code", src+" runs code from git's configuration Ensemble cannot read ("+why+"), so it waits for your answer.", "")
+	}
+	c.opaque = nil // asked about here
+	if c.gitConfigCode != "" {
+		j.ask("git-config-code", src+" sets "+c.gitConfigCode+", which makes every later git command run a program, outside this run's rules; each such change waits for your answer.", "")
+	}
+	if strings.HasPrefix(sub, "credential") && sub != "credential" || sub == "credential" && len(g.rest) > 0 && !strings.HasPrefix(g.rest[0].val, "-") {
+		j.refuse(rankNever, "never", "`git "+sub+"` reads or changes saved passwords and tokens, which a run may never do.")
+	}
+	extra := j.gitConfigFile(c, g)
 	if strings.HasPrefix(g.alias, "!") {
 		j.ask("unreadable", src+" runs a shell command hidden in a git alias, which Ensemble cannot read, so it waits for your answer.", "")
 	} else if sub != "" && !strings.HasPrefix(sub, "-") && !hasKey(gitReadOnly, sub) && !hasKey(gitCommits, sub) && !hasKey(gitNetwork, sub) && !hasKey(gitOther, sub) &&
@@ -153,16 +215,53 @@ func (j *judgement) git(c *command, src string) []access {
 	}
 	if sub == "clone" && !j.s.Sandbox {
 		if dest := cloneDest(g); dest != "" {
-			return append(gitPaths(c), access{w: lit(dest), write: true, cwd: g.cwd})
+			return append(append(gitPaths(c), extra...), access{w: lit(dest), write: true, cwd: g.cwd})
 		}
 	}
-	return gitPaths(c)
+	return append(gitPaths(c), extra...)
 }
 
-// quietGit: read-only git runs without asking only with the sandbox on and a repository config
-// that cannot start a program (no pager, diff or filter driver, fsmonitor or include).
+// gitConfigFile is the config file git config reads or writes, when it is not the repository's:
+// --global is ~/.gitconfig (a start-up file), --system /etc/gitconfig, --file names one.
+func (j *judgement) gitConfigFile(c *command, g gitCall) []access {
+	if g.sub != "config" {
+		return nil
+	}
+	var f word
+	found := false
+	for i := 0; i < len(g.rest); i++ {
+		v := g.rest[i].val
+		switch {
+		case v == "--global":
+			f, found = lit(filepath.Join(j.s.Home, ".gitconfig")), j.s.Home != ""
+		case v == "--system":
+			f, found = lit("/etc/gitconfig"), true
+		case (v == "-f" || v == "--file") && i+1 < len(g.rest):
+			f, found = g.rest[i+1], true
+			i++
+		case strings.HasPrefix(v, "--file="):
+			f, found = g.rest[i], true
+			f.val = strings.TrimPrefix(v, "--file=")
+		}
+	}
+	if !found {
+		return nil
+	}
+	return []access{{w: f, write: c.gitConfigWrites, cwd: g.cwd}}
+}
+
+// quietGit: read-only git runs without asking only with the sandbox on, in a repository whose
+// config cannot start a program (no pager, diff or filter driver, fsmonitor, hooks or include),
+// and with options the judge knows for the subcommand.
 func (j *judgement) quietGit(c *command) bool {
-	if !j.s.Sandbox || !j.s.GitConfigClean {
+	if !j.s.Sandbox || c.cwd == "" {
+		return false
+	}
+	if c.cwd == j.s.Folder {
+		if !j.s.GitConfigClean {
+			return false
+		}
+	} else if j.s.GitCleanAt == nil || !j.s.GitCleanAt(c.cwd) {
 		return false
 	}
 	g := parseGit(c)
@@ -170,16 +269,30 @@ func (j *judgement) quietGit(c *command) bool {
 		return false
 	}
 	rest := gitRest(g)
-	if hasFlag(rest.args, "O", "output", "ext-diff", "textconv", "open-files-in-pager", "exec", "upload-pack") {
+	sp := gitSubOpts[g.sub]
+	if sp == nil || sp.partial {
 		return false
 	}
-	ops := operands(rest)
-	switch g.sub {
-	case "branch", "tag":
-		if len(ops) > 0 && !hasFlag(rest.args, "l", "list", "contains", "merged", "no-merged", "points-at") {
+	pa := parseArgs(sp, rest.args)
+	if len(pa.unknown) > 0 || pa.loud {
+		return false
+	}
+	for _, v := range pa.vals {
+		if v.role&(rWrite|rOutDir|rProg|rShell) != 0 {
 			return false
 		}
-		if hasFlag(rest.args, "dDmMcCfua", "delete", "move", "copy", "force", "set-upstream-to", "unset-upstream", "annotate", "sign", "edit-description") && !(g.sub == "branch" && hasFlag(rest.args, "a", "all") && !hasFlag(rest.args, "dDmMcCfu", "delete", "move", "copy", "force")) {
+	}
+	ops := pa.ops
+	has := func(names ...string) bool { return pa.has(names...) }
+	switch g.sub {
+	case "branch", "tag":
+		if len(ops) > 0 && !has("-l", "--list", "--contains", "--merged", "--no-merged", "--points-at") {
+			return false
+		}
+		if has("-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f", "--force", "-u", "--set-upstream-to",
+			"--unset-upstream", "--edit-description", "-a", "--annotate", "-s", "--sign", "-u", "--local-user", "-m", "--message",
+			"-F", "--file", "-e", "--edit", "--create-reflog", "-t", "--track", "--trailer") && !(g.sub == "branch" && has("-a", "--all") &&
+			!has("-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f", "--force")) {
 			return false
 		}
 	case "remote":
@@ -187,11 +300,14 @@ func (j *judgement) quietGit(c *command) bool {
 	case "stash":
 		return len(ops) > 0 && (ops[0].val == "list" || ops[0].val == "show")
 	case "config":
-		return hasFlag(rest.args, "l", "get", "get-all", "get-regexp", "list")
+		return has("-l", "--get", "--get-all", "--get-regexp", "--list") && !has("--file", "-f", "--blob") ||
+			len(ops) > 0 && (ops[0].val == "get" || ops[0].val == "list")
 	case "worktree":
 		return len(ops) > 0 && ops[0].val == "list"
 	case "reflog":
 		return len(ops) == 0 || ops[0].val == "show"
+	case "help":
+		return !has("-w", "--web", "-i", "--info")
 	}
 	return true
 }

@@ -32,7 +32,7 @@ func CommandKindOf(c *command) string {
 		return ""
 	}
 	whole := strings.TrimSpace(c.source())
-	if c.progUnknown || c.assigns || c.code || len(c.wrappers) > 0 || hasKey(remotePrograms, c.prog) || c.admin {
+	if c.progUnknown || c.assigns || c.code || len(c.inline) > 0 || len(c.wrappers) > 0 || hasKey(remotePrograms, c.prog) || c.admin {
 		return whole
 	}
 	for _, a := range c.args {

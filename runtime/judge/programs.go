@@ -54,6 +54,13 @@ var neverReadVerbs = map[string][]string{
 func settingsWrite(c *command) (string, bool) {
 	a := c.args
 	switch c.prog {
+	case "gpg", "gpg2":
+		for _, w := range a[1:] {
+			switch w.val {
+			case "--export-secret-keys", "--export-secret-subkeys", "--export-ssh-key", "--export-secret-key", "--export-options", "--passwd", "--delete-secret-keys":
+				return "reads or changes your private keys", true
+			}
+		}
 	case "defaults":
 		if len(a) > 1 {
 			switch a[1].val {
@@ -121,26 +128,6 @@ func downloads(c *command) bool {
 	return false
 }
 
-// quietPrograms only read, and are quiet when their every name is in the folder. The value lists
-// options that start a program, write a file or follow links, which make them follow the mode.
-var quietPrograms = map[string][]string{
-	"ls": {"-L", "--dereference"}, "cat": nil, "head": nil, "tail": nil, "wc": {"--files0-from"},
-	"grep": {"-R", "--dereference-recursive"}, "egrep": {"-R"}, "fgrep": {"-R"},
-	"rg":   {"--pre", "--pre-glob", "-z", "--search-zip", "-L", "--follow"},
-	"find": nil, "fd": {"-x", "--exec", "-X", "--exec-batch", "-L", "--follow"},
-	"tree": {"-o", "-l"}, "file": {"-L", "--dereference"}, "stat": {"-L", "--dereference"},
-	"du": {"-L", "--dereference"}, "pwd": nil, "echo": nil, "printf": nil, "true": nil, "false": nil,
-	"test": nil, "[": nil, "basename": nil, "dirname": nil, "realpath": nil, "readlink": nil,
-	"sort": {"-o", "--output", "--compress-program"}, "uniq": nil, "cut": nil, "tr": nil, "nl": nil,
-	"od": nil, "hexdump": nil, "xxd": {"-r", "--revert"}, "strings": nil, "cmp": nil, "comm": nil,
-	"diff": {"-r", "--recursive", "--output"}, "column": nil, "jq": nil, "md5sum": nil, "sha1sum": nil,
-	"sha256sum": nil, "sha512sum": nil, "shasum": nil, "cksum": nil, "b2sum": nil, "md5": nil,
-	"which": nil, "type": nil, "whoami": nil, "id": nil, "date": {"-s", "--set"}, "uname": nil,
-	"git": nil, "cd": nil, "pushd": nil, "tac": nil, "rev": nil, "fold": nil, "fmt": nil, "expand": nil,
-	"unexpand": nil, "paste": nil, "join": nil, "look": nil, "seq": nil, "sleep": nil, "nproc": nil,
-	"arch": nil, "tty": nil, "locale": nil, "getconf": nil, "expr": nil, "whereis": nil,
-}
-
 // readOnlyPrograms read but are never quiet (pagers, tools reading a project config that can set
 // a pager, sed, curl); their operands are reads, not writes (readsOnly).
 var readOnlyPrograms = set("less", "more", "most", "bat", "batcat", "ack", "ag", "sed", "awk", "gawk", "mawk",
@@ -156,7 +143,8 @@ var noPathPrograms = set("echo", "printf", "true", "false", "test", "[", "basena
 	"unalias", "trap", "exit", "return", "read", "wait", "jobs", "fg", "bg", "disown", "kill", "ps",
 	"uptime", "free", "printenv", "env", "yes", "ping", "dig", "nslookup", "host", "traceroute",
 	"tr", "hostname", "logname", "users", "who", "w", "groups", "umask", "ulimit", "times", "getopts",
-	"local", "declare", "typeset", "readonly", "let", "caller", "popd", "dirs", "history", "fc", "bind", "complete")
+	"local", "declare", "typeset", "readonly", "let", "caller", "popd", "dirs", "history", "fc", "bind", "complete",
+	"ensemble")
 
 // patternFirst programs take a pattern, script or filter as their first operand, unless one
 // comes with an option (-e, -f).
@@ -165,55 +153,18 @@ var patternFirst = map[string]string{
 	"yq": "", "awk": "f", "gawk": "f", "mawk": "f", "look": "",
 }
 
-// optsWithValue are short options (letters) and long options that take a value, per program, so
-// their values are not read as file names.
+// optsWithValue are short options (letters) and long options that take a value, for programs
+// without a spec in optionSpecs, so their values are not read as file names.
 var optsWithValue = map[string]struct {
 	short string
 	long  []string
 }{
-	"grep":     {"efmABCdD", []string{"regexp", "file", "max-count", "after-context", "before-context", "context", "label", "include", "exclude", "exclude-dir", "exclude-from"}},
-	"rg":       {"efgmABCMtTjEr", []string{"regexp", "file", "glob", "iglob", "type", "type-not", "max-count", "after-context", "before-context", "context", "pre", "pre-glob", "ignore-file", "replace", "sort", "sortr", "max-depth", "threads", "encoding", "type-add", "max-filesize", "colors", "path-separator"}},
-	"head":     {"nc", []string{"lines", "bytes"}},
-	"tail":     {"ncs", []string{"lines", "bytes", "sleep-interval", "pid"}},
-	"sort":     {"ktoST", []string{"key", "field-separator", "output", "buffer-size", "temporary-directory", "parallel"}},
-	"cut":      {"bcdf", []string{"bytes", "characters", "delimiter", "fields", "output-delimiter"}},
-	"ls":       {"IwT", []string{"ignore", "hide", "width", "tabsize", "format", "sort", "time", "color", "block-size", "indicator-style", "quoting-style", "time-style"}},
-	"du":       {"dBt", []string{"max-depth", "block-size", "threshold", "exclude", "time-style"}},
-	"tree":     {"LIPo", []string{"filelimit", "timefmt", "charset"}},
-	"diff":     {"xXUCFIL", []string{"exclude", "exclude-from", "unified", "context", "label", "ignore-matching-lines", "show-function-line", "from-file", "to-file"}},
-	"xxd":      {"lscg", nil},
-	"od":       {"jNtAw", nil},
-	"stat":     {"cf", []string{"format", "printf"}},
-	"file":     {"mfFP", []string{"magic-file", "files-from", "separator"}},
-	"jq":       {"f", []string{"arg", "argjson", "slurpfile", "rawfile", "indent", "from-file"}},
-	"sed":      {"efl", []string{"expression", "file", "line-length"}},
-	"awk":      {"fvF", nil},
-	"nl":       {"bdfhilnsvw", nil},
-	"column":   {"stcoNRHWdO", nil},
-	"wc":       {"", nil},
-	"git":      {"mFCcbBnSuUoO", []string{"message", "file", "author", "date", "format", "pretty", "grep", "since", "until", "after", "before", "depth", "branch", "origin", "template", "reference", "upload-pack", "exec", "jobs", "max-count", "skip", "committer", "reuse-message", "reedit-message", "fixup", "squash", "cleanup", "trailer", "strategy", "strategy-option", "onto", "exec-path", "git-dir", "work-tree", "namespace", "config-env", "separate-git-dir", "filter", "shallow-since", "shallow-exclude", "push-option", "receive-pack", "repo", "set-upstream-to", "sort", "contains", "merged", "no-merged", "points-at", "abbrev", "decorate-refs", "decorate-refs-exclude", "encoding", "word-diff", "word-diff-regex", "color-words", "diff-filter", "relative", "src-prefix", "dst-prefix", "line-prefix", "output", "stat", "unified", "inter-hunk-context", "find-renames", "find-copies", "break-rewrites", "dirstat", "anchored", "diff-algorithm", "ignore-submodules", "submodule"}},
-	"curl":     {"oOdFHuXAeEKTwxbcmrYyzCDQ", []string{"output", "data", "data-raw", "data-binary", "data-urlencode", "form", "header", "user", "request", "user-agent", "referer", "cert", "key", "config", "upload-file", "write-out", "proxy", "cookie", "cookie-jar", "max-time", "range", "connect-timeout", "retry", "dump-header", "cacert", "capath", "resolve", "output-dir", "url"}},
-	"wget":     {"OoaPeUtTwQlAR", []string{"output-document", "output-file", "append-output", "directory-prefix", "execute", "user-agent", "tries", "timeout", "wait", "quota", "level", "accept", "reject", "header", "user", "password", "post-data", "post-file", "load-cookies", "save-cookies", "input-file"}},
-	"tar":      {"fCbTXLNVgHK", []string{"file", "directory", "blocking-factor", "files-from", "exclude-from", "exclude", "newer", "label", "listed-incremental", "format", "transform", "owner", "group", "mode", "mtime", "use-compress-program", "to-command", "checkpoint-action", "info-script", "new-volume-script"}},
-	"cp":       {"tS", []string{"target-directory", "suffix", "backup", "sparse", "reflink"}},
-	"mv":       {"tS", []string{"target-directory", "suffix", "backup"}},
-	"ln":       {"tS", []string{"target-directory", "suffix", "backup"}},
-	"install":  {"tSgmo", []string{"target-directory", "suffix", "group", "mode", "owner"}},
-	"rsync":    {"efT", []string{"rsh", "filter", "exclude", "include", "exclude-from", "include-from", "files-from", "temp-dir", "partial-dir", "backup-dir", "suffix", "chmod", "chown", "rsync-path", "port", "password-file", "log-file", "link-dest", "compare-dest", "copy-dest", "timeout", "bwlimit", "max-size", "min-size", "out-format", "info", "debug"}},
-	"scp":      {"cFiJloPS", nil},
-	"chmod":    {"", []string{"reference"}},
-	"chown":    {"", []string{"reference", "from"}},
-	"chgrp":    {"", []string{"reference"}},
-	"unzip":    {"dxP", nil},
-	"zip":      {"xiPbnt", nil},
-	"dd":       {"", nil},
-	"touch":    {"drt", []string{"date", "reference", "time"}},
-	"mkdir":    {"m", []string{"mode", "context"}},
-	"truncate": {"sr", []string{"size", "reference"}},
-	"shred":    {"nsu", []string{"iterations", "size", "random-source", "remove"}},
-	"find":     {"", nil},
-	"rm":       {"", nil},
-	"tee":      {"", nil},
+	"git":   {"mFCcbBnSuUoO", []string{"message", "file", "author", "date", "format", "pretty", "grep", "since", "until", "after", "before", "depth", "branch", "origin", "template", "reference", "upload-pack", "exec", "jobs", "max-count", "skip", "committer", "reuse-message", "reedit-message", "fixup", "squash", "cleanup", "trailer", "strategy", "strategy-option", "onto", "exec-path", "git-dir", "work-tree", "namespace", "config-env", "separate-git-dir", "filter", "shallow-since", "shallow-exclude", "push-option", "receive-pack", "repo", "set-upstream-to", "sort", "contains", "merged", "no-merged", "points-at", "abbrev", "decorate-refs", "decorate-refs-exclude", "encoding", "word-diff", "word-diff-regex", "color-words", "diff-filter", "relative", "src-prefix", "dst-prefix", "line-prefix", "output", "stat", "unified", "inter-hunk-context", "find-renames", "find-copies", "break-rewrites", "dirstat", "anchored", "diff-algorithm", "ignore-submodules", "submodule", "template", "contents", "ignore-rev", "ignore-revs-file", "output-directory", "pathspec-from-file", "extcmd", "tool", "open-files-in-pager", "rebase-merges", "exclude-from", "exclude-per-directory", "exclude"}},
+	"chmod": {"", []string{"reference"}},
+	"chown": {"", []string{"reference", "from"}},
+	"chgrp": {"", []string{"reference"}},
+	"dd":    {"", nil},
+	"find":  {"", nil},
 }
 
 // isLoopbackURL reports a web address on this computer.

@@ -59,9 +59,20 @@ type Settings struct {
 	// CodeDirs hold Ensemble's own code: refused for writes.
 	CodeDirs []string
 
-	// GitConfigClean says the repository's config has no pager, diff or filter driver,
-	// fsmonitor or include, which read-only git needs to run without asking.
+	// GitConfigClean says the run folder's repository config has no pager, diff or filter
+	// driver, fsmonitor, hooks folder or include that runs code ([GitConfigClean]), which
+	// read-only git needs to run without asking.
 	GitConfigClean bool
+	// GitCleanAt, if set, says the same of the repository a folder inside the run folder belongs
+	// to (a repository nested in it has a config of its own). Nil: read-only git is quiet only in
+	// the run folder itself.
+	GitCleanAt func(dir string) bool
+
+	// Runtime is the runtime's own address, host:port: its API and the runs' MCP servers. A run
+	// may never call it, nor run Ensemble's client commands.
+	Runtime string
+	// Binary is Ensemble's own program, absolute: a run may not run it, but for `ensemble judge`.
+	Binary string
 
 	// Kept are the person's answers kept for this run.
 	Kept Kept

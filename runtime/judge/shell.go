@@ -2,7 +2,9 @@ package judge
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -14,12 +16,24 @@ const (
 	maxLine     = 64 << 10 // bytes in one command line
 )
 
-// state is what a shell carries from one command to the next: the folder it is in.
+// state is what a shell carries from one command to the next: the folder it is in and the
+// variables the line set.
 type state struct {
-	cwd string // absolute; "" once a cd went somewhere the judge cannot know
+	cwd     string           // absolute; "" once a cd went somewhere the judge cannot know
+	vars    map[string]shVar // what the line set
+	tainted bool             // a script the judge cannot read was sourced: any variable may have changed
 }
 
-func (s *state) copy() *state { c := *s; return &c }
+func (s *state) copy() *state {
+	c := *s
+	if s.vars != nil {
+		c.vars = make(map[string]shVar, len(s.vars))
+		for k, v := range s.vars {
+			c.vars[k] = v
+		}
+	}
+	return &c
+}
 
 func (s *state) cwdOr(def string) string {
 	if s.cwd == "" {
@@ -59,6 +73,44 @@ type command struct {
 	findExec    bool
 	findFollow  bool
 	nested      bool // read from a string another command runs (bash -c, eval)
+	// envs are the VAR=value words in front of the command (and env's), by name.
+	envs map[string]word
+	// inline is inline code the command runs in a language the judge does not read (python -c,
+	// awk's program, vim -c): the names in it that are plainly paths are judged as reads.
+	inline []word
+	// extra are names the command's wrappers read or write (xargs -a FILE, script FILE).
+	extra []access
+	// runs: an option runs another program (rg --pre, sort --compress-program, git -c core.pager).
+	runs bool
+	// listed: the command reads names from a file the judge cannot see (file -f, tar -T).
+	listed bool
+	// opaque says why a git command brings in code the judge cannot read; gitConfigCode names
+	// the code-running key a git config command sets; gitConfigWrites: it writes a config file;
+	// gitConfigFile: it names the file (--file).
+	opaque          []string
+	gitConfigCode   string
+	gitConfigWrites bool
+	gitConfigFile   bool
+	// xargsUnknown: xargs gives the command names from input the judge cannot read; feedRoots:
+	// the places a search that feeds it searched.
+	xargsUnknown bool
+	feedRoots    []word
+	ops          *[]word // operands, once read
+	xargsProcs0  bool    // xargs -P0: no limit on how many it runs at once
+	parsed       *parsedArgs
+}
+
+// opts is the command's words read by its program's spec, or nil for a program without one.
+func (c *command) opts() *parsedArgs {
+	if c.parsed != nil {
+		return c.parsed
+	}
+	sp := programOpts[c.prog]
+	if sp == nil || c.prog == "" {
+		return nil
+	}
+	c.parsed = parseArgs(sp, c.args)
+	return c.parsed
 }
 
 // source is the command as a person would read it, shortened for a sentence.
@@ -103,6 +155,20 @@ type reader struct {
 	depth   int
 	admin   int // inside sudo bash -c …
 	pipes   int
+	cond    int // inside a branch, a loop or the right of && and ||: what is set there may not be
+	// curFunc is the function whose body is being read; funcSets and funcCd are what each
+	// function of the line sets and whether it changes folder, for where it is called.
+	curFunc  string
+	funcSets map[string][]string
+	funcCd   map[string]bool
+	funcBody map[string]*syntax.Stmt
+	// selfSpawn: the line runs the shell itself again ($0); jobs: statements sent to the background.
+	selfSpawn bool
+	jobs      int
+	// copies are where the line copies Ensemble's own program.
+	copies map[string]bool
+	// links are the symbolic links the line makes (ln -s TARGET LINK): link → target, absolute.
+	links map[string]string
 }
 
 func (r *reader) home() string {
@@ -121,9 +187,9 @@ func (r *reader) problem(p string) {
 	r.line.problems = append(r.line.problems, p)
 }
 
-func newParser() *syntax.Parser {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash))
-}
+// parsers keeps bash parsers between lines: a parser is large, and a line's tree is not kept
+// once the line is read, so one parser reads line after line.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
 // readLine parses and walks one command line at cwd.
 func readLine(s *Settings, text, cwd string) *reader {
@@ -133,6 +199,9 @@ func readLine(s *Settings, text, cwd string) *reader {
 		return r
 	}
 	r.reread(text, &state{cwd: cwd}, true)
+	if r.recursiveSpawn() || r.selfSpawn && (r.pipes > 0 || r.jobs > 0) {
+		r.line.fork = true
+	}
 	return r
 }
 
@@ -142,7 +211,9 @@ func (r *reader) reread(text string, st *state, top bool) {
 		r.problem("it nests shells inside shells too deeply to read")
 		return
 	}
-	f, err := newParser().Parse(strings.NewReader(text), "")
+	p := parsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(text), "")
+	defer parsers.Put(p)
 	if err != nil {
 		if top {
 			r.problem("it is not a complete shell command (" + shortErr(err) + ")")
@@ -179,6 +250,10 @@ func (r *reader) stmt(s *syntax.Stmt, st *state) {
 		r.problem("it has too many commands to read")
 		return
 	}
+	if s.Background || s.Coprocess {
+		st = st.copy() // a job in the background runs in a subshell of its own
+		r.jobs++
+	}
 	switch c := s.Cmd.(type) {
 	case nil:
 	case *syntax.CallExpr:
@@ -189,37 +264,37 @@ func (r *reader) stmt(s *syntax.Stmt, st *state) {
 			r.pipeline(c, st)
 		} else {
 			r.stmt(c.X, st)
-			r.stmt(c.Y, st)
+			r.branch(st, func() { r.stmt(c.Y, st) })
 		}
 	case *syntax.Subshell:
 		r.stmts(c.Stmts, st.copy())
 	case *syntax.Block:
 		r.stmts(c.Stmts, st)
 	case *syntax.IfClause:
-		for cl := c; cl != nil; cl = cl.Else {
-			r.stmts(cl.Cond, st)
-			r.stmts(cl.Then, st)
-		}
-	case *syntax.WhileClause:
 		r.stmts(c.Cond, st)
-		r.stmts(c.Do, st)
+		r.branch(st, func() {
+			r.stmts(c.Then, st)
+			for cl := c.Else; cl != nil; cl = cl.Else {
+				r.stmts(cl.Cond, st)
+				r.stmts(cl.Then, st)
+			}
+		})
+	case *syntax.WhileClause:
+		r.infiniteLoop(c)
+		r.branch(st, func() {
+			r.stmts(c.Cond, st)
+			r.stmts(c.Do, st)
+		})
 	case *syntax.ForClause:
 		r.line.vars = true
-		switch l := c.Loop.(type) {
-		case *syntax.WordIter:
-			for _, w := range l.Items {
-				r.word(w, st)
-			}
-		case *syntax.CStyleLoop:
-			var w word
-			r.nested(l, &w, st)
-		}
-		r.stmts(c.Do, st)
+		r.forLoop(c, st)
 	case *syntax.CaseClause:
-		r.word(c.Word, st)
-		for _, it := range c.Items {
-			r.stmts(it.Stmts, st)
-		}
+		r.markWord(r.word(c.Word, st))
+		r.branch(st, func() {
+			for _, it := range c.Items {
+				r.stmts(it.Stmts, st)
+			}
+		})
 	case *syntax.FuncDecl:
 		r.funcDecl(c, st)
 	case *syntax.ArithmCmd:
@@ -241,7 +316,7 @@ func (r *reader) stmt(s *syntax.Stmt, st *state) {
 	case *syntax.DeclClause:
 		r.line.assigns = true
 		for _, a := range c.Args {
-			r.assign(a, st)
+			r.assign(a, st, true)
 		}
 	case *syntax.TimeClause:
 		if c.Stmt != nil {
@@ -260,21 +335,99 @@ func (r *reader) stmt(s *syntax.Stmt, st *state) {
 	}
 }
 
-func (r *reader) assign(a *syntax.Assign, st *state) {
-	if a.Value != nil {
-		r.markWord(r.word(a.Value, st))
+// branch reads what may or may not run (a branch, a loop, the right of && and ||): a folder it
+// changes to is unknown after it, as are the variables it sets.
+func (r *reader) branch(st *state, read func()) {
+	cwd := st.cwd
+	r.cond++
+	read()
+	r.cond--
+	if st.cwd != cwd {
+		st.cwd = ""
 	}
-	if a.Array != nil {
+}
+
+// forLoop reads a for loop's body once for each word of its list (up to a few), with the loop's
+// variable set to it; past that, or for a list the judge cannot read, the variable is unknown.
+func (r *reader) forLoop(c *syntax.ForClause, st *state) {
+	wi, ok := c.Loop.(*syntax.WordIter)
+	if !ok {
+		if l, ok := c.Loop.(*syntax.CStyleLoop); ok {
+			var w word
+			r.nested(l, &w, st)
+			r.infiniteLoopBody(l.Cond == nil, c.Do)
+		}
+		r.branch(st, func() { r.stmts(c.Do, st) })
+		return
+	}
+	var items []word
+	for _, w := range wi.Items {
+		for _, f := range r.fields(w, st) {
+			r.markWord(f)
+			items = append(items, f)
+		}
+	}
+	name := wi.Name.Value
+	if !wi.InPos.IsValid() || len(items) > 8 || len(items) == 0 {
+		r.setVar(st, name, shVar{val: unknown, computed: true})
+		r.branch(st, func() { r.stmts(c.Do, st) })
+	} else {
+		r.branch(st, func() {
+			for _, it := range items {
+				if st.vars == nil {
+					st.vars = map[string]shVar{}
+				}
+				st.vars[name] = shVar{val: it.val, known: it.known, computed: it.computed}
+				r.stmts(c.Do, st)
+			}
+		})
+	}
+	r.setVar(st, name, shVar{val: unknown, computed: true})
+}
+
+// assign reads NAME=value and returns the value; persist is false for one command's own
+// environment (X=1 cmd), which does not change what the line's later words expand to.
+func (r *reader) assign(a *syntax.Assign, st *state, persist bool) (out word) {
+	out = lit("")
+	var v shVar
+	switch {
+	case a.Value != nil:
+		w := r.wordIn(a.Value, st, false, true)
+		r.markWord(w)
+		out = w
+		v = shVar{val: w.val, known: w.known, computed: !w.known}
+	case a.Array != nil:
 		for _, e := range a.Array.Elems {
 			if e.Value != nil {
 				r.markWord(r.word(e.Value, st))
 			}
 		}
+		v = shVar{val: unknown, computed: true}
+		out = word{val: unknown, computed: true}
+	case a.Naked:
+		return
+	default:
+		v = shVar{known: true}
 	}
 	if a.Index != nil {
 		var w word
 		r.nested(a.Index, &w, st)
+		v = shVar{val: unknown, computed: true}
 	}
+	if !persist || a.Name == nil {
+		return
+	}
+	if a.Append {
+		old := r.lookup(a.Name.Value, st)
+		if old.known && v.known {
+			v.val = old.val + v.val
+		} else {
+			v = shVar{val: unknown, computed: true}
+		}
+	}
+	r.setVar(st, a.Name.Value, v)
+	r.exportedEnv(a.Name.Value, out, st)
+	return
 }
 
 func (r *reader) funcDecl(c *syntax.FuncDecl, st *state) {
@@ -287,10 +440,24 @@ func (r *reader) funcDecl(c *syntax.FuncDecl, st *state) {
 		names = append(names, strings.ToLower(n.Value))
 	}
 	r.funcs = append(r.funcs, names...)
+	if r.funcSets == nil {
+		r.funcSets, r.funcCd, r.funcBody = map[string][]string{}, map[string]bool{}, map[string]*syntax.Stmt{}
+	}
 	start := len(r.cmds)
+	prev := r.curFunc
+	if len(names) > 0 {
+		r.curFunc = names[0]
+	}
 	r.inFunc++
-	r.stmt(c.Body, st.copy())
+	body := st.copy()
+	r.stmt(c.Body, body)
 	r.inFunc--
+	r.curFunc = prev
+	for _, n := range names {
+		r.funcSets[n] = r.funcSets[names[0]]
+		r.funcCd[n] = body.cwd != st.cwd
+		r.funcBody[n] = c.Body
+	}
 	// A function that calls itself in a pipe or in the background multiplies: a fork bomb.
 	spawns := false
 	syntax.Walk(c.Body, func(n syntax.Node) bool {
@@ -371,13 +538,15 @@ func (r *reader) pipeScripts(id, start int) {
 			continue
 		}
 		if len(feeders) == 1 && (feeders[0].prog == "echo" || feeders[0].prog == "printf") {
-			if text, ok := echoText(feeders[0]); ok {
+			if text, ok := echoText(feeders[0]); ok || text != "" {
 				if isShell(c.prog) || c.prog == "source" || c.prog == "." {
 					r.admin += b2i(c.admin)
 					r.reread(text, &state{cwd: c.cwd}, false)
 					r.admin -= b2i(c.admin)
 				}
-				continue
+				if ok {
+					continue
+				}
 			}
 		}
 		r.problem("it pipes a program into `" + c.prog + "` that Ensemble cannot read first")
@@ -393,23 +562,104 @@ func b2i(b bool) int {
 
 // echoText is what echo or printf with known arguments prints.
 func echoText(c *command) (string, bool) {
+	if c.prog == "printf" {
+		if text, ok := printfText(c.args[1:]); ok {
+			return text, true
+		}
+		// A format the judge does not follow: what a shell runs is still read from a rough text,
+		// but no file name is taken from it.
+		var parts []string
+		for _, a := range c.args[1:] {
+			if !a.known {
+				return "", false
+			}
+			parts = append(parts, a.val)
+		}
+		return ansiC(strings.ReplaceAll(strings.Join(parts, " "), "%s", "")), false
+	}
 	var parts []string
-	opts := true
+	opts, escapes := true, false
 	for _, a := range c.args[1:] {
 		if !a.known {
 			return "", false
 		}
-		if opts && c.prog == "echo" && len(a.val) > 1 && a.val[0] == '-' && strings.Trim(a.val[1:], "neE") == "" {
+		if opts && len(a.val) > 1 && a.val[0] == '-' && strings.Trim(a.val[1:], "neE") == "" {
+			if strings.Contains(a.val, "e") {
+				escapes = true
+			}
 			continue
 		}
 		opts = false
 		parts = append(parts, a.val)
 	}
 	text := strings.Join(parts, " ")
-	if c.prog == "printf" {
-		text = ansiC(strings.ReplaceAll(text, "%s", ""))
+	if escapes {
+		text = ansiC(text)
 	}
-	return text, true
+	return text + "\n", true
+}
+
+// printfText is what printf FORMAT ARGS… prints, for the directives %s, %b, %d, %i, %c and %%;
+// any other makes it unknown.
+func printfText(args []word) (string, bool) {
+	if len(args) == 0 {
+		return "", false
+	}
+	for _, a := range args {
+		if !a.known {
+			return "", false
+		}
+	}
+	format := ansiC(args[0].val)
+	rest := args[1:]
+	var b strings.Builder
+	for round := 0; round < 64; round++ {
+		used := false
+		for i := 0; i < len(format); i++ {
+			ch := format[i]
+			if ch != '%' {
+				b.WriteByte(ch)
+				continue
+			}
+			if i+1 >= len(format) {
+				return "", false
+			}
+			i++
+			d := format[i]
+			if d == '%' {
+				b.WriteByte('%')
+				continue
+			}
+			arg := ""
+			if len(rest) > 0 {
+				arg, rest, used = rest[0].val, rest[1:], true
+			}
+			switch d {
+			case 's':
+				b.WriteString(arg)
+			case 'b':
+				b.WriteString(ansiC(arg))
+			case 'd', 'i':
+				if arg == "" {
+					arg = "0"
+				}
+				if _, err := strconv.Atoi(arg); err != nil {
+					return "", false
+				}
+				b.WriteString(arg)
+			case 'c':
+				if arg != "" {
+					b.WriteByte(arg[0])
+				}
+			default:
+				return "", false
+			}
+		}
+		if !used || len(rest) == 0 {
+			break
+		}
+	}
+	return b.String(), true
 }
 
 func (r *reader) redirs(list []*syntax.Redirect, st *state) ([]redir, *word) {
@@ -454,8 +704,18 @@ func (r *reader) markWord(w word) {
 }
 
 func (r *reader) call(c *syntax.CallExpr, rds []*syntax.Redirect, st *state) {
+	if len(c.Args) > 0 && selfName(c.Args[0]) {
+		r.selfSpawn = true
+	}
+	var envs map[string]word
 	for _, a := range c.Assigns {
-		r.assign(a, st)
+		w := r.assign(a, st, len(c.Args) == 0)
+		if a.Name != nil && len(c.Args) > 0 {
+			if envs == nil {
+				envs = map[string]word{}
+			}
+			envs[a.Name.Value] = w
+		}
 	}
 	if len(c.Args) == 0 {
 		r.line.assigns = true
@@ -465,13 +725,20 @@ func (r *reader) call(c *syntax.CallExpr, rds []*syntax.Redirect, st *state) {
 		}
 		return
 	}
-	args := make([]word, len(c.Args))
-	for i, w := range c.Args {
-		args[i] = r.word(w, st)
-		r.markWord(args[i])
+	args := make([]word, 0, len(c.Args))
+	for _, w := range c.Args {
+		for _, f := range r.fields(w, st) {
+			r.markWord(f)
+			args = append(args, f)
+		}
 	}
 	rd, in := r.redirs(rds, st)
-	cmd := &command{assigns: len(c.Assigns) > 0, redirs: rd, stdinText: in, cwd: st.cwd}
+	cmd := &command{assigns: len(c.Assigns) > 0, envs: envs, redirs: rd, stdinText: in, cwd: st.cwd}
+	if len(args) == 0 {
+		// Every word expanded to nothing: only the redirects run.
+		r.add(cmd)
+		return
+	}
 	r.run(cmd, args, st)
 }
 

@@ -227,6 +227,13 @@ func (r *reader) run(cmd *command, args []word, st *state) {
 					cmd.cwd = resolve(cmd.cwd, strings.TrimPrefix(strings.TrimPrefix(v, "--chdir="), "-C"))
 				case strings.HasPrefix(v, "-"):
 				case strings.Contains(v, "="):
+					k, val, _ := strings.Cut(v, "=")
+					if cmd.envs == nil {
+						cmd.envs = map[string]word{}
+					}
+					ew := args[i]
+					ew.val = val
+					cmd.envs[k] = ew
 				default:
 					goto envDone
 				}
@@ -268,6 +275,18 @@ func (r *reader) run(cmd *command, args []word, st *state) {
 		case "xargs", "gxargs":
 			next = skipOpts(args, "adEIiLlnPs", "arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var")
 			cmd.extraArgs = true
+			if p, ok := optValue(args[:min(next, len(args))], 'P', "max-procs"); ok && strings.TrimLeft(p.val, "0") == "" {
+				cmd.xargsProcs0 = true // as many at once as it can start
+			}
+			if next > 1 {
+				if pa := parseArgs(programOpts["xargs"], args[:min(next, len(args))]); pa != nil {
+					for _, v := range pa.vals {
+						if v.role&rList != 0 {
+							cmd.extra = append(cmd.extra, access{w: v.w})
+						}
+					}
+				}
+			}
 			if next >= len(args) {
 				args = append(args[:len(args):len(args)], lit("echo"))
 			}
@@ -293,10 +312,31 @@ func (r *reader) run(cmd *command, args []word, st *state) {
 				next = i + 1
 			}
 		case "script":
-			if c, ok := optValue(args, 'c', "command"); ok {
+			// script [options] [FILE]: the typescript goes to FILE (typescript by default).
+			pa := parseArgs(programOpts["script"], args)
+			for _, v := range pa.vals {
+				if v.role&rWrite != 0 {
+					cmd.extra = append(cmd.extra, access{w: v.w, write: true})
+				}
+			}
+			if len(pa.ops) > 0 {
+				cmd.extra = append(cmd.extra, access{w: pa.ops[0], write: true})
+			}
+			if c, ok := pa.value("-c", "--command"); ok {
 				cmd.wrappers = append(cmd.wrappers, name)
 				r.code(c, st)
 				return
+			}
+		case "strace", "ltrace":
+			// They run the program they trace; -p traces another process (traces.go).
+			pa := parseArgs(programOpts[name], args)
+			for _, v := range pa.vals {
+				if v.role&rWrite != 0 {
+					cmd.extra = append(cmd.extra, access{w: v.w, write: true})
+				}
+			}
+			if len(pa.ops) > 0 && !pa.has("-p", "--attach") {
+				next = pa.opsAt[0]
 			}
 		case "eval":
 			cmd.wrappers = append(cmd.wrappers, name)
@@ -367,6 +407,30 @@ func (r *reader) run(cmd *command, args []word, st *state) {
 			cmd.fn = true
 		}
 	}
+	if cmd.fn {
+		// A function of the line ran: what it sets is unknown after it, and so is the folder
+		// if it changes folder.
+		st.taint(r.funcSets[cmd.prog])
+		if r.funcCd[cmd.prog] {
+			st.cwd = ""
+		}
+	}
+	if isTar(cmd.prog) {
+		cmd.args = tarDashes(cmd.args)
+	}
+	r.builtinState(cmd, st)
+	r.options(cmd, st)
+	if cmd.prog == "sed" || cmd.prog == "gsed" {
+		r.sedCode(cmd, st)
+	}
+	if cmd.prog == "ssh" || cmd.prog == "scp" || cmd.prog == "sftp" || cmd.prog == "autossh" {
+		r.sshCode(cmd, st)
+	}
+	r.envCode(cmd, st)
+	r.makesLinks(cmd)
+	if cmd.prog == "git" {
+		r.gitCode(cmd, st)
+	}
 	switch {
 	case isShell(cmd.prog):
 		r.shell(cmd, st)
@@ -389,8 +453,27 @@ func (r *reader) run(cmd *command, args []word, st *state) {
 		r.cd(cmd, st)
 		return
 	}
+	if cmd.stdinText != nil && (cmd.stdinScript && !isShell(cmd.prog) || stdinConfig(cmd)) {
+		// python3 <<EOF …: code (or a config) the judge does not read, given on standard input.
+		cmd.inline = append(cmd.inline, *cmd.stdinText)
+	}
 	r.add(cmd)
 	r.stdinFromRedirect(cmd)
+}
+
+// stdinConfig reports a program reading its options or addresses from standard input
+// (curl -K -, wget -i -).
+func stdinConfig(cmd *command) bool {
+	pa := cmd.opts()
+	if pa == nil {
+		return false
+	}
+	for _, v := range pa.vals {
+		if v.w.val == "-" && (v.name == "-K" || v.name == "--config" || v.name == "-i" || v.name == "--input-file") {
+			return true
+		}
+	}
+	return false
 }
 
 // splitString reads env -S "…": the string is split into words again.
@@ -543,15 +626,30 @@ func (r *reader) interpreter(cmd *command) {
 	if cmd.prog == "deno" || cmd.prog == "bun" {
 		if len(args) > 1 && (args[1].val == "eval" || args[1].val == "-e" || args[1].val == "--eval") {
 			cmd.code = true
+			cmd.inline = append(cmd.inline, args[2:]...)
 			return
 		}
 	}
 	if strings.HasPrefix(cmd.prog, "awk") || strings.HasSuffix(cmd.prog, "awk") {
-		cmd.code = !hasFlag(args, "f")
+		// awk's program is inline code; the operands after it are files it reads (accesses).
+		if pa := cmd.opts(); pa != nil {
+			for _, v := range pa.vals {
+				if v.role&rPattern != 0 && v.role&rRead == 0 {
+					cmd.inline = append(cmd.inline, v.w)
+				}
+			}
+			if !pa.pattern && len(pa.ops) > 0 {
+				cmd.inline = append(cmd.inline, pa.ops[0])
+			}
+		}
 		return
 	}
 	for i := 1; i < len(args); i++ {
 		a := args[i].val
+		if a == "-" {
+			cmd.stdinScript = true // python3 - reads its program from standard input
+			return
+		}
 		if a == "--" {
 			if i+1 < len(args) {
 				cmd.script = i + 1
@@ -561,10 +659,20 @@ func (r *reader) interpreter(cmd *command) {
 		if len(a) > 1 && a[0] == '-' {
 			if a[1] != '-' && strings.IndexByte(codeOpts, a[1]) >= 0 {
 				cmd.code = true
+				if k := strings.IndexByte(a[1:], a[1]) + 2; k < len(a) {
+					w := args[i]
+					w.val = a[k:]
+					cmd.inline = append(cmd.inline, w)
+				} else if i+1 < len(args) {
+					cmd.inline = append(cmd.inline, args[i+1])
+				}
 				return
 			}
 			if a == "--eval" || a == "--print" || a == "-Command" || a == "-command" || a == "-EncodedCommand" {
 				cmd.code = true
+				if i+1 < len(args) {
+					cmd.inline = append(cmd.inline, args[i+1])
+				}
 				return
 			}
 			continue
@@ -600,7 +708,7 @@ func (r *reader) find(cmd *command, st *state) {
 			for _, w := range args[i+1 : j] {
 				if strings.Contains(w.val, "{}") {
 					w.val = strings.ReplaceAll(w.val, "{}", unknown)
-					w.known = false
+					w.known, w.found = false, true
 				}
 				inner = append(inner, w)
 			}
@@ -626,12 +734,23 @@ func (r *reader) cd(cmd *command, st *state) {
 	}
 	i := skipOpts(cmd.args, "")
 	if i >= len(cmd.args) {
-		st.cwd = r.home()
+		st.cwd = r.homeIn(st)
+		if st.cwd == unknown {
+			st.cwd = ""
+		}
 		return
 	}
 	t := cmd.args[i]
 	if !t.known || t.val == "-" || t.glob {
 		st.cwd = ""
+		return
+	}
+	_, cdpath := cmd.envs["CDPATH"]
+	if _, set := st.vars["CDPATH"]; set {
+		cdpath = true
+	}
+	if cdpath && !strings.HasPrefix(t.val, "/") && !strings.HasPrefix(t.val, "./") && !strings.HasPrefix(t.val, "../") && t.val != "." && t.val != ".." {
+		st.cwd = "" // CDPATH may send a relative cd anywhere
 		return
 	}
 	st.cwd = resolve(st.cwd, t.val)

@@ -19,6 +19,7 @@ const (
 	zBoot                // how the computer boots and mounts: refused for writes (floor)
 	zDisk                // a disk device: refused for writes (floor)
 	zOther               // another account's files: always refused
+	zProc                // other processes' memory and environment: always refused
 	zSecret              // keys, sign-ins, browser data: always refused
 	zData                // Ensemble's own data and helpers: always refused
 )
@@ -167,6 +168,9 @@ func classify(p string, s *Settings) zone {
 	if withinAny(p, s.Protected) {
 		return zData
 	}
+	if within(p, "/proc") && procSensitive(p) || p == "/dev/mem" || p == "/dev/kmem" || p == "/dev/port" || p == "/dev/core" {
+		return zProc
+	}
 	if within(p, "/dev") {
 		switch {
 		case p == "/dev":
@@ -244,4 +248,60 @@ func critical(p string, s *Settings) (string, bool) {
 		return "an account's home folder", true
 	}
 	return "", false
+}
+
+// whyProc finishes a refusal of reading other processes.
+const whyProc = "reads another process's memory, environment or files, where the keys and sign-ins of running programs (Ensemble's among them) are; a run may never do that."
+
+// procEntries are what /proc/<pid>/ holds that gives another process's memory, environment, open
+// files or folders away.
+var procEntries = set("environ", "mem", "pagemap", "root", "cwd", "fd", "fdinfo", "map_files", "maps", "smaps",
+	"smaps_rollup", "auxv", "syscall", "stack", "numa_maps", "exe", "task", "personality", "clear_refs", "coredump_filter")
+
+// procSensitive reports a path into another process's /proc entry (any pid, a pattern or a part
+// only known when the command runs), or the kernel's memory.
+func procSensitive(p string) bool {
+	rest := strings.TrimPrefix(p, "/proc")
+	if rest == "" || rest == "/" {
+		return false
+	}
+	parts := strings.Split(strings.Trim(rest, "/"), "/")
+	switch parts[0] {
+	case "kcore", "kmem", "mem":
+		return true
+	}
+	self := parts[0] == "self" || parts[0] == "thread-self"
+	pid := allDigits(parts[0]) || strings.ContainsAny(parts[0], "*?[") || strings.Contains(parts[0], unknown) || self
+	if !pid || len(parts) < 2 {
+		return false
+	}
+	entry := parts[1]
+	if entry == "task" && len(parts) >= 4 {
+		entry = parts[3] // /proc/<pid>/task/<tid>/<entry>
+	}
+	if strings.ContainsAny(entry, "*?[") || strings.Contains(entry, unknown) {
+		return !self
+	}
+	if self {
+		// Its own memory and environment are the program's own; but cwd and fd lead into folders
+		// the judge cannot see from the path (root is followed by procAlias).
+		return (entry == "cwd" || entry == "fd" && len(parts) > 3) && len(parts) > 2
+	}
+	return hasKey(procEntries, entry)
+}
+
+// procAlias follows /proc/self/root/… to the path it is (/proc/self/root/etc is /etc), so the zones
+// judge where it leads.
+func procAlias(p string) string {
+	for _, pre := range []string{"/proc/self/root", "/proc/thread-self/root"} {
+		if within(p, pre) {
+			return filepath.Clean("/" + strings.TrimPrefix(p, pre))
+		}
+	}
+	return p
+}
+
+// procPattern reports a path with patterns or unknown parts that may reach another process.
+func (j *judgement) procPattern(p string) bool {
+	return p != "" && within(p, "/proc") && procSensitive(p)
 }
