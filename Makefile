@@ -62,8 +62,10 @@ vet:
 test-ui: ui-deps
 	cd frontend && $(NPM) test
 
+# The app package drives the real agent CLIs, Chromium and the relay end to end: past go test's
+# default 10 minutes on a loaded two-core machine.
 test-go:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 25m ./...
 
 ## bench: the figures docs/benchmarks.md records (the board load benchmark needs Chromium; skipped without it)
 bench: ui

@@ -18,6 +18,9 @@ import (
 // its output back from the page; then takes pictures of it, wide and phone-sized.
 func TestTerminalInBrowser(t *testing.T) {
 	needUI(t)
+	// The shell's start-up files are this computer's, not the test's (a stale lock in one of them
+	// kept the prompt from ever showing): a home of its own.
+	t.Setenv("HOME", t.TempDir())
 	rt := startTestRuntime(t)
 	browser := newBrowser(t)
 	ctx, cancel := context.WithTimeout(browser, 90*time.Second)

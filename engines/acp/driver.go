@@ -34,6 +34,7 @@ type Driver struct {
 	log     *slog.Logger
 	environ func() []string
 	sys     sandbox.System
+	record  io.Writer
 }
 
 var _ engines.Driver = (*Driver)(nil)
@@ -46,6 +47,9 @@ func WithBinary(path string) Option { return func(d *Driver) { d.bin = path } }
 
 // WithLogger logs protocol trouble and the agent's standard error to log.
 func WithLogger(log *slog.Logger) Option { return func(d *Driver) { d.log = log } }
+
+// WithRecord copies everything the agent prints to w: the transcripts the golden tests replay.
+func WithRecord(w io.Writer) Option { return func(d *Driver) { d.record = w } }
 
 // WithSystem checks the sandbox's needs against sys instead of this computer (tests).
 func WithSystem(sys sandbox.System) Option { return func(d *Driver) { d.sys = sys } }
@@ -232,7 +236,7 @@ func (d *Driver) start(ctx context.Context, bin, home string, spec engines.Spec,
 		}
 	}
 	proc, err := agentproc.Start(agentproc.Command{
-		Name: p.Name, Path: prog, Args: args, Dir: spec.Folder, Env: env, Graces: graces, Log: d.log,
+		Name: p.Name, Path: prog, Args: args, Dir: spec.Folder, Env: env, Graces: graces, Log: d.log, Record: d.record,
 		InstallHint: fmt.Sprintf("%s (%s) could not be started from %s", p.Title, p.Programs[0], bin),
 	})
 	if err != nil {

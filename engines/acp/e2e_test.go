@@ -73,7 +73,7 @@ func (e *e2e) start(spec engines.Spec) engines.Run {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: level}))
-	r, err := New(e.profile, WithBinary(e.bin), WithLogger(log)).Start(context.Background(), spec, e.host)
+	r, err := New(e.profile, WithBinary(e.bin), WithLogger(log), WithRecord(enginetest.Recorder(e.t))).Start(context.Background(), spec, e.host)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -34,6 +34,9 @@ type Command struct {
 	InstallHint string   // how to install it, for the error when it is missing
 	Graces      Graces   // the stop steps' waits, fixed for the life of the process
 	Log         *slog.Logger
+	// Record, when set, gets a copy of everything the agent prints on its standard output: the
+	// transcript golden tests replay.
+	Record io.Writer
 }
 
 // stderrTail is how much of the agent's standard error a Process keeps for
@@ -56,6 +59,7 @@ type Process struct {
 	stdout *os.File
 	stderr *os.File
 	tail   *tail
+	record io.Writer
 
 	kill context.CancelFunc // ends the group: exec.Cmd.Cancel, then WaitDelay
 
@@ -123,6 +127,7 @@ func Start(c Command) (*Process, error) {
 		stdout: ends[1][0],
 		stderr: ends[2][0],
 		tail:   &tail{max: stderrTail},
+		record: c.Record,
 		kill:   kill,
 		exited: make(chan struct{}),
 		done:   make(chan struct{}),
@@ -158,7 +163,11 @@ func (p *Process) Serve(ctx context.Context, h Handlers) {
 	outDone := make(chan struct{})
 	go func() {
 		defer close(outDone)
-		h.Out(p.stdout)
+		var out io.Reader = p.stdout
+		if p.record != nil {
+			out = io.TeeReader(out, p.record)
+		}
+		h.Out(out)
 	}()
 	errDone := make(chan struct{})
 	go func() {

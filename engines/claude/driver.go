@@ -18,6 +18,7 @@ package claude
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"os"
 
@@ -33,6 +34,7 @@ type Driver struct {
 	judgeAll bool
 	environ  func() []string
 	sys      sandbox.System
+	record   io.Writer
 }
 
 var _ engines.Driver = (*Driver)(nil)
@@ -46,6 +48,9 @@ func WithBinary(path string) Option { return func(d *Driver) { d.bin = path } }
 
 // WithLogger logs protocol trouble and the CLI's standard error to log.
 func WithLogger(log *slog.Logger) Option { return func(d *Driver) { d.log = log } }
+
+// WithRecord copies everything the agent prints to w: the transcripts the golden tests replay.
+func WithRecord(w io.Writer) Option { return func(d *Driver) { d.record = w } }
 
 // WithSystem checks the sandbox's needs against sys instead of this computer (tests).
 func WithSystem(sys sandbox.System) Option { return func(d *Driver) { d.sys = sys } }

@@ -69,7 +69,7 @@ func (e *e2e) spec(prompt string) engines.Spec {
 func (e *e2e) run(spec engines.Spec) (engines.Result, error) {
 	e.t.Helper()
 	start := time.Now()
-	r, err := New(WithBinary(e.bin), WithLogger(testLogger(e.t))).Start(context.Background(), spec, e.host)
+	r, err := New(WithBinary(e.bin), WithLogger(testLogger(e.t)), WithRecord(enginetest.Recorder(e.t))).Start(context.Background(), spec, e.host)
 	if err != nil {
 		e.t.Fatal(err)
 	}

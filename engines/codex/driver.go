@@ -23,6 +23,7 @@ package codex
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"os"
 
@@ -37,6 +38,7 @@ type Driver struct {
 	log     *slog.Logger
 	environ func() []string
 	sys     sandbox.System
+	record  io.Writer
 }
 
 var _ engines.Driver = (*Driver)(nil)
@@ -50,6 +52,9 @@ func WithBinary(path string) Option { return func(d *Driver) { d.bin = path } }
 
 // WithLogger logs protocol trouble and the CLI's standard error to log.
 func WithLogger(log *slog.Logger) Option { return func(d *Driver) { d.log = log } }
+
+// WithRecord copies everything the agent prints to w: the transcripts the golden tests replay.
+func WithRecord(w io.Writer) Option { return func(d *Driver) { d.record = w } }
 
 // WithSystem checks the sandbox's needs against sys instead of this computer (tests).
 func WithSystem(sys sandbox.System) Option { return func(d *Driver) { d.sys = sys } }

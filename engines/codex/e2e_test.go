@@ -77,7 +77,7 @@ func (e *e2e) spec(prompt string) engines.Spec {
 
 func (e *e2e) start(spec engines.Spec) engines.Run {
 	e.t.Helper()
-	r, err := New(WithBinary(e.bin), WithLogger(testLogger(e.t))).Start(context.Background(), spec, e.host)
+	r, err := New(WithBinary(e.bin), WithLogger(testLogger(e.t)), WithRecord(enginetest.Recorder(e.t))).Start(context.Background(), spec, e.host)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -64,6 +64,7 @@ func start(ctx context.Context, d *Driver, bin, home string, spec engines.Spec, 
 		InstallHint: installHint,
 		Graces:      agentproc.Graces{Interrupt: interruptGrace, Close: closeGrace, Term: termGrace, Drain: drainGrace},
 		Log:         d.log,
+		Record:      d.record,
 	})
 	if err != nil {
 		return nil, err
