@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ensemblework/ensemble/engines/enginetest"
@@ -39,4 +41,32 @@ func withoutAnswers(transcript []byte) []byte {
 		out = append(append(out, line...), '\n')
 	}
 	return out
+}
+
+// FuzzLines feeds any output to the reading side of the driver: it never panics or hangs, and
+// every control request it answers is answered once.
+func FuzzLines(f *testing.F) {
+	seedTranscripts(f, "testdata/transcripts")
+	f.Fuzz(func(t *testing.T, out []byte) {
+		h := enginetest.NewHost()
+		s := newSession(h, "/work", slog.New(slog.DiscardHandler))
+		s.judgeAll, s.ended = true, func() {}
+		c := newConn(io.Discard, s)
+		_ = c.serve(context.Background(), bytes.NewReader(out))
+	})
+}
+
+// seedTranscripts adds each line of the recorded transcripts, and each transcript whole, as seeds.
+func seedTranscripts(f *testing.F, dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			f.Add(line)
+		}
+	}
 }

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ensemblework/ensemble/engines/enginetest"
@@ -36,4 +39,26 @@ func withoutAnswers(transcript []byte) []byte {
 		out = append(append(out, line...), '\n')
 	}
 	return out
+}
+
+// FuzzLines feeds any output to the reading side of the driver: it never panics or hangs, and
+// every request it answers is answered once.
+func FuzzLines(f *testing.F) {
+	files, _ := filepath.Glob("testdata/transcripts/*.jsonl")
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			f.Add(line)
+		}
+	}
+	f.Fuzz(func(t *testing.T, out []byte) {
+		s := newSession(enginetest.NewHost(), "/work", slog.New(slog.DiscardHandler))
+		s.ended, s.steer = func() {}, func(context.Context, string) error { return nil }
+		c := newConn(io.Discard, s)
+		_ = c.serve(context.Background(), bytes.NewReader(out))
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -28,7 +29,14 @@ func Recorder(t testing.TB) io.Writer {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	name := strings.NewReplacer("/", "-", " ", "_").Replace(t.Name()) + ".jsonl"
+	base := strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
+	name := base + ".jsonl"
+	for i := 2; ; i++ { // a test that runs its agent more than once keeps each run
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			break
+		}
+		name = fmt.Sprintf("%s-%d.jsonl", base, i)
+	}
 	f, err := os.Create(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
