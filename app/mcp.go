@@ -20,7 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/ensemblework/ensemble/runtime/bridge"
+	"github.com/ensemblework/ensemble/bridge"
 )
 
 // bridgeKey is the key from the flag or the environment. ENSEMBLE_BRIDGE_TOKEN is the name the

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ensemblework/ensemble/bridge/keyform"
 	"github.com/ensemblework/ensemble/runtime/bridge/keys"
 	"github.com/ensemblework/ensemble/runtime/bridge/workspace"
 	"github.com/ensemblework/ensemble/runtime/httpin"
@@ -212,7 +213,7 @@ func (s *Server) keyed(next func(http.ResponseWriter, *http.Request, workspace.C
 		case !ok || tok == "":
 			writeError(w, http.StatusUnauthorized, "The bridge needs an Ensemble key (ens_…): make one with `ensemble keys create NAME` and pass it as ENSEMBLE_KEY.")
 			return
-		case keys.IsLaunchToken(tok):
+		case keyform.IsLaunchToken(tok):
 			writeError(w, http.StatusUnauthorized, "The bridge takes an Ensemble key, not the runtime's launch token: make one with `ensemble keys create NAME`.")
 			return
 		}

@@ -16,14 +16,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ensemblework/ensemble/bridge/keyform"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
-
-// Prefix starts every key. The runtime's launch token starts with "ens_launch_", which is never a key.
-const Prefix = "ens_"
-
-const launchPrefix = "ens_launch_"
 
 // Secret is a key's value. It never prints itself: String, Format, MarshalJSON and LogValue redact
 // it; Reveal is the one way to the value.
@@ -37,14 +33,6 @@ func (s Secret) Format(f fmt.State, verb rune) { fmt.Fprint(f, s.String()) }
 func (s Secret) MarshalJSON() ([]byte, error)  { return []byte(`"[redacted]"`), nil }
 func (s Secret) LogValue() slog.Value          { return slog.StringValue(s.String()) }
 func (s Secret) GoString() string              { return s.String() }
-
-// Looks reports whether s has the shape of a key (and is not the launch token).
-func Looks(s string) bool {
-	return strings.HasPrefix(s, Prefix) && !strings.HasPrefix(s, launchPrefix) && len(s) > len(Prefix)+16
-}
-
-// IsLaunchToken reports whether s is shaped like the runtime's launch token.
-func IsLaunchToken(s string) bool { return strings.HasPrefix(s, launchPrefix) }
 
 // Key is a key's details, never its value.
 type Key struct {
@@ -107,7 +95,7 @@ func (s *Store) Create(ctx context.Context, name string, g Grants) (Key, Secret,
 	}
 	b := make([]byte, 32)
 	rand.Read(b)
-	secret := Prefix + base64.RawURLEncoding.EncodeToString(b)
+	secret := keyform.Prefix + base64.RawURLEncoding.EncodeToString(b)
 	k := Key{ID: ledger.NewID("key_"), Name: name, Hint: secret[len(secret)-4:], CanWrite: g.CanWrite,
 		CanUseApps: g.CanUseApps, CreatedAt: s.now().UTC()}
 	err := s.w.Exec(ctx, func(t *ledger.Tx) error {
@@ -188,7 +176,7 @@ func (s *Store) Revoke(ctx context.Context, id string) (Key, error) {
 // Check finds the key a request presents. A key that is unknown or revoked is refused with
 // ErrUnknown or ErrRevoked. It notes when the key was last used, at most once a minute.
 func (s *Store) Check(ctx context.Context, secret string) (Key, error) {
-	if !Looks(secret) {
+	if !keyform.Looks(secret) {
 		return Key{}, ErrUnknown
 	}
 	k, err := scan(s.db.QueryRowContext(ctx, "SELECT "+columns+" FROM bridge_keys WHERE hash = ?", hash(secret)))

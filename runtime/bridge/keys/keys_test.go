@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ensemblework/ensemble/bridge/keyform"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -34,7 +35,7 @@ func TestKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := secret.Reveal()
-	if k.Name != "editor" || !Looks(v) || IsLaunchToken(v) || k.Hint != v[len(v)-4:] || !k.CanWrite || k.CanUseApps {
+	if k.Name != "editor" || !keyform.Looks(v) || keyform.IsLaunchToken(v) || k.Hint != v[len(v)-4:] || !k.CanWrite || k.CanUseApps {
 		t.Errorf("key %+v %q", k, v)
 	}
 	got, err := s.Check(ctx, v)

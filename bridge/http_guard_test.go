@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ensemblework/ensemble/runtime/bridge"
+	"github.com/ensemblework/ensemble/bridge"
 )
 
 const httpToken = "s3cret-5b1e9c2f7d"

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ensemblework/ensemble/runtime/bridge/keys"
+	"github.com/ensemblework/ensemble/bridge/keyform"
 )
 
 // NotRunning is every tool's answer while the runtime is not running on this computer.
@@ -50,9 +50,9 @@ func checkKey(key string) error {
 	switch {
 	case key == "":
 		return &ConfigError{"ENSEMBLE_KEY is not set: make a key with `ensemble keys create NAME` and put it in the editor's environment as ENSEMBLE_KEY."}
-	case keys.IsLaunchToken(key):
+	case keyform.IsLaunchToken(key):
 		return &ConfigError{"ENSEMBLE_KEY holds the runtime's launch token, which the bridge never uses: make a key with `ensemble keys create NAME`."}
-	case !keys.Looks(key):
+	case !keyform.Looks(key):
 		return &ConfigError{"ENSEMBLE_KEY must be an Ensemble key starting with ens_: make one with `ensemble keys create NAME`."}
 	}
 	return nil

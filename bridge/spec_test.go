@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ensemblework/ensemble/runtime/bridge"
+	"github.com/ensemblework/ensemble/bridge"
 	"github.com/ensemblework/ensemble/runtime/bridge/keys"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/records"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ensemblework/ensemble/runtime/bridge"
+	"github.com/ensemblework/ensemble/bridge"
 )
 
 type bearer struct {

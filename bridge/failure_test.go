@@ -12,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ensemblework/ensemble/runtime/bridge"
+	"github.com/ensemblework/ensemble/bridge"
 	"github.com/ensemblework/ensemble/runtime/records"
 )
 

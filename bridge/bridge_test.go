@@ -14,8 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ensemblework/ensemble/bridge"
 	"github.com/ensemblework/ensemble/runtime/api"
-	"github.com/ensemblework/ensemble/runtime/bridge"
 	"github.com/ensemblework/ensemble/runtime/bridge/keys"
 	"github.com/ensemblework/ensemble/runtime/bridge/workspace"
 	"github.com/ensemblework/ensemble/runtime/events"

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/ensemblework/ensemble"
+
+// TestImportRules pins the layout's rules on what may depend on what, on every system the binary
+// is built for: they held only by habit before.
+func TestImportRules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	rules := []struct {
+		pkgs   string // a go list pattern
+		banned []string
+		why    string
+	}{
+		{"./engines/...", []string{module + "/runtime/"}, "the agents' drivers stand apart from the runtime: it uses them through engines.Host"},
+		{"./relay/...", []string{module + "/runtime/", "modernc.org/sqlite"}, "the relay keeps nothing and is deployed alone"},
+		{"./browser/...", []string{module + "/runtime/"}, "the browser broker stands apart from the runtime, behind a small interface"},
+		{"./bridge/...", []string{"modernc.org/sqlite", module + "/runtime/store", module + "/runtime/ledger", module + "/runtime/events"},
+			"the bridge process (ensemble mcp) never opens the database: it reaches the runtime over HTTP"},
+		{"./runtime/judge", []string{module + "/"}, "the judge is a pure function of the call and the settings"},
+	}
+	for _, goos := range []string{"linux", "darwin", "windows"} {
+		for _, r := range rules {
+			for pkg, deps := range depsOf(t, goos, r.pkgs) {
+				for _, d := range deps {
+					if d == pkg || strings.HasPrefix(d, pkg+"/") && r.pkgs == "./runtime/judge" {
+						continue
+					}
+					for _, b := range r.banned {
+						if d == strings.TrimSuffix(b, "/") || strings.HasPrefix(d, b) {
+							t.Errorf("%s (GOOS=%s) depends on %s: %s", pkg, goos, d, r.why)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestOnlyTheWindowImportsWails: the desktop window is one file; everything else builds and runs
+// without a display.
+func TestOnlyTheWindowImportsWails(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git" || d.Name() == "frontend") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			if strings.HasPrefix(p, "github.com/wailsapp/") && path != filepath.Join("app", "window.go") {
+				t.Errorf("%s imports %s: only app/window.go may", path, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// depsOf lists each package matching pattern with what it depends on (tests left out), as built
+// for goos.
+func depsOf(t *testing.T, goos, pattern string) map[string][]string {
+	t.Helper()
+	if _, err := os.Stat(strings.TrimSuffix(strings.TrimPrefix(pattern, "./"), "/...")); err != nil {
+		return nil // not in the tree yet
+	}
+	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", pattern)
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s (GOOS=%s): %v", pattern, goos, err)
+	}
+	m := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 {
+			m[f[0]] = slices.Clone(f[1:])
+		}
+	}
+	return m
+}
