@@ -6,6 +6,7 @@ describe('sessions', () => {
     expect(folderText({ folder: '/data/workspace/job_1', folderKind: 'workspace' })).toBe('a fresh folder of its own');
     expect(folderText({ folder: '/home/me/src/app', folderKind: 'folder' })).toBe('/home/me/src/app');
     expect(folderText({ folder: '/w/t', folderKind: 'worktree' })).toBe('a worktree: /w/t');
+    expect(folderText({ folder: '/data/workspace/projects/greenhouse', folderKind: 'project' })).toBe('projects/greenhouse');
   });
 
   it('counts in words', () => {

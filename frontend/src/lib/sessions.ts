@@ -60,7 +60,7 @@ export function sessionStatusText(s: Pick<Session, 'status' | 'deletedAt' | 'del
   return SESSION_STATUS_LABEL[s.status] ?? s.status;
 }
 
-/** Where a session works, in words: "a fresh folder of its own", or the folder's path. */
+/** Where a session works, in words: "a fresh folder of its own", "projects/<name>", or the folder's path. */
 export function folderText(s: Pick<Session, 'folder' | 'folderKind'>): string {
   switch (s.folderKind) {
     case 'workspace':
@@ -68,6 +68,11 @@ export function folderText(s: Pick<Session, 'folder' | 'folderKind'>): string {
       return 'a fresh folder of its own';
     case 'worktree':
       return `a worktree: ${s.folder}`;
+    case 'project': {
+      // A project's own folder, <workspace>/projects/<name>, named as the spec's session lists do.
+      const i = s.folder.lastIndexOf('/projects/');
+      return i >= 0 ? s.folder.slice(i + 1) : s.folder;
+    }
     default:
       return s.folder;
   }
