@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -96,6 +97,18 @@ func screenshot(t *testing.T, ctx context.Context, name string, width int64) {
 	t.Helper()
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900)); err != nil {
 		t.Fatal(err)
+	}
+	// The picture waits for the page to be laid out at the new width: two frames painted at it.
+	settled := fmt.Sprintf(`(() => {
+		if (window.__shotWidth !== %[1]d) {
+			window.__shotWidth = %[1]d;
+			window.__shotReady = false;
+			requestAnimationFrame(() => requestAnimationFrame(() => (window.__shotReady = true)));
+		}
+		return window.__shotReady && innerWidth === %[1]d;
+	})()`, width)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](settled, pollFor(ctx)...)); err != nil {
+		t.Fatalf("the page at %d px: %v", width, err)
 	}
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
