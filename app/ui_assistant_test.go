@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,6 +97,11 @@ func TestUIAssistantDock(t *testing.T) {
 	// Stop ends a turn the model never answers.
 	model.Script(enginetest.Hang())
 	typeInto(t, ctx, `#dock-input`, "And one more\n")
+	// Stop once the model holds the turn: pressed earlier, the turn ends before it asks the model,
+	// and the hanging step is left in the script for the next turn.
+	if _, err := model.WaitForRequest(ctx, func(r *enginetest.Request) bool { return strings.Contains(r.LastUserText(), "And one more") }); err != nil {
+		t.Fatalf("the model never got the turn to stop: %v", err)
+	}
 	press(t, ctx, `#dock-stop`)
 	waitFor(t, ctx, "Stopped.", `[...document.querySelectorAll('#dock-thread .turn-error')].some((e) => e.textContent.trim() === 'Stopped.') && !!document.querySelector('#dock-send')`)
 
