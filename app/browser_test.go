@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -127,16 +126,15 @@ func TestUIBoardLiveAcrossPages(t *testing.T) {
 	needUI(t)
 	rt := startTestRuntime(t)
 	first := newBrowser(t)
-	ctx, cancel := context.WithTimeout(first, 60*time.Second)
+	ctx, cancel := context.WithTimeout(first, browserTestTime)
 	defer cancel()
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatalf("first page: %v", err)
 	}
 	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
-	second, cancel2 := chromedp.NewContext(first) // a second tab of the same browser, signed in by the cookie
-	defer cancel2()
-	ctx2, cancel3 := context.WithTimeout(second, 60*time.Second)
+	second := newTab(t, first) // a second tab of the same browser, signed in by the cookie
+	ctx2, cancel3 := context.WithTimeout(second, browserTestTime)
 	defer cancel3()
 	if err := chromedp.Do(ctx2, chromedp.Navigate(rt.URL+"/")); err != nil {
 		t.Fatalf("second page: %v", err)

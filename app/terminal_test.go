@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
@@ -20,7 +19,7 @@ func TestUITerminalInBrowser(t *testing.T) {
 	needUI(t)
 	rt := startTestRuntime(t)
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -38,7 +37,7 @@ func TestUIAssignModelMenus(t *testing.T) {
 	defer rt.Close()
 	folder := t.TempDir()
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 3*time.Minute)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -34,7 +33,7 @@ func TestUIAssistantOnPlan(t *testing.T) {
 	}
 	defer rt.Close()
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 60*time.Second)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatalf("open Settings: %v", err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -41,7 +40,7 @@ func TestUIProfilesInSettingsAndAssign(t *testing.T) {
 	folder := t.TempDir()
 
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 120*time.Second)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatalf("sign in: %v", err)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -54,7 +53,7 @@ func TestUIRunOnTaskPageWithNeedsMe(t *testing.T) {
 	folder := t.TempDir()
 
 	first := newBrowser(t)
-	ctx, cancel := context.WithTimeout(first, 3*time.Minute)
+	ctx, cancel := context.WithTimeout(first, browserTestTime)
 	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatalf("first page: %v", err)
@@ -82,9 +81,8 @@ func TestUIRunOnTaskPageWithNeedsMe(t *testing.T) {
 	waitFor(t, ctx, "the Needs me badge at 1", `document.getElementById('needs-count')?.textContent === '1' && document.title === '(1) Ensemble'`)
 
 	// A second tab sees the same decision waiting.
-	second, cancel2 := chromedp.NewContext(first)
-	defer cancel2()
-	ctx2, cancel3 := context.WithTimeout(second, 3*time.Minute)
+	second := newTab(t, first)
+	ctx2, cancel3 := context.WithTimeout(second, browserTestTime)
 	defer cancel3()
 	if err := chromedp.Do(ctx2, chromedp.Navigate(rt.URL+"/")); err != nil {
 		t.Fatalf("second page: %v", err)

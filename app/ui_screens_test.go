@@ -42,7 +42,7 @@ func TestUIRecordScreens(t *testing.T) {
 	needUI(t)
 	rt := startTestRuntime(t)
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 4*time.Minute)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
 	list := func(path string) map[string]map[string]any {
@@ -176,7 +176,7 @@ func TestUIBoardCardsNeedsAndSessions(t *testing.T) {
 	defer rt.Close()
 	folder := t.TempDir()
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 4*time.Minute)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
 	post := func(path string, body map[string]any) map[string]any {
@@ -342,7 +342,7 @@ func TestUIBoardLongColumn(t *testing.T) {
 	needUI(t)
 	rt := startTestRuntime(t)
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 3*time.Minute)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
 	const n = 400

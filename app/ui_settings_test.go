@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -21,7 +20,7 @@ func TestUISettingsPage(t *testing.T) {
 	needUI(t)
 	rt := startTestRuntime(t)
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 3*time.Minute)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
@@ -153,7 +152,7 @@ esac
 	t.Setenv("CODEX_HOME", "")
 	rt := startTestRuntime(t)
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {

@@ -17,6 +17,22 @@ import (
 // record saved), for as long as the test's context allows. chromedp.Poll stops after 30 s unless
 // told otherwise; pollFor gives it the context's deadline instead.
 
+// browserTestTime bounds a browser test: generous, as the machine may be loaded; it ends a hung
+// test, it never measures one.
+const browserTestTime = 4 * time.Minute
+
+// newTab opens another tab of the browser, started on a context that lives as long as the test
+// (as newBrowser's does), so a test's deadline does not close it before a failure shows its page.
+func newTab(t *testing.T, browser context.Context) context.Context {
+	t.Helper()
+	tab, cancel := chromedp.NewContext(browser)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(tab); err != nil {
+		t.Fatalf("open a tab: %v", err)
+	}
+	return tab
+}
+
 // pollFor is chromedp.Poll's options for a condition that may take as long as ctx allows.
 func pollFor(ctx context.Context) []chromedp.PollOption {
 	opts := []chromedp.PollOption{chromedp.WithPollingInterval(50 * time.Millisecond)}
