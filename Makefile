@@ -59,7 +59,9 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './frontend/node_modules/*'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 
+## test-ui: the UI's type and template check (svelte-check), then its unit tests (vitest)
 test-ui: ui-deps
+	cd frontend && $(NPM) run check
 	cd frontend && $(NPM) test
 
 # The app package drives the real agent CLIs, Chromium and the relay end to end: past go test's

@@ -2,13 +2,13 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -58,6 +58,13 @@ func newBrowser(t testing.TB) context.Context {
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// Start Chromium on this context, which lives as long as the test: the first action on a
+	// chromedp context starts the browser under the context it is given, and a test's own context
+	// with a deadline would take the browser down with it when it ends, before a failing test
+	// could show its page.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
 	return ctx
 }
 
@@ -90,6 +97,18 @@ func screenshot(t *testing.T, ctx context.Context, name string, width int64) {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900)); err != nil {
 		t.Fatal(err)
 	}
+	// The picture waits for the page to be laid out at the new width: two frames painted at it.
+	settled := fmt.Sprintf(`(() => {
+		if (window.__shotWidth !== %[1]d) {
+			window.__shotWidth = %[1]d;
+			window.__shotReady = false;
+			requestAnimationFrame(() => requestAnimationFrame(() => (window.__shotReady = true)));
+		}
+		return window.__shotReady && innerWidth === %[1]d;
+	})()`, width)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](settled, pollFor(ctx)...)); err != nil {
+		t.Fatalf("the page at %d px: %v", width, err)
+	}
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
@@ -101,37 +120,34 @@ func screenshot(t *testing.T, ctx context.Context, name string, width int64) {
 	t.Logf("screenshot: %s", path)
 }
 
-// TestBoardLiveAcrossPages opens the board in two tabs; a task added in one shows in the other
+// TestUIBoardLiveAcrossPages opens the board in two tabs; a task added in one shows in the other
 // without a reload, as do tasks made through the API, an edit, a delete and its Undo.
-func TestBoardLiveAcrossPages(t *testing.T) {
+func TestUIBoardLiveAcrossPages(t *testing.T) {
 	needUI(t)
 	rt := startTestRuntime(t)
 	first := newBrowser(t)
-	ctx, cancel := context.WithTimeout(first, 60*time.Second)
+	ctx, cancel := context.WithTimeout(first, browserTestTime)
 	defer cancel()
 
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL()), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatalf("first page: %v", err)
 	}
-	second, cancel2 := chromedp.NewContext(first) // a second tab of the same browser, signed in by the cookie
-	defer cancel2()
-	ctx2, cancel3 := context.WithTimeout(second, 60*time.Second)
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
+	second := newTab(t, first) // a second tab of the same browser, signed in by the cookie
+	ctx2, cancel3 := context.WithTimeout(second, browserTestTime)
 	defer cancel3()
-	if err := chromedp.Do(ctx2, chromedp.Navigate(rt.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`))); err != nil {
+	if err := chromedp.Do(ctx2, chromedp.Navigate(rt.URL+"/")); err != nil {
 		t.Fatalf("second page: %v", err)
 	}
+	waitFor(t, ctx2, "the second page, live", `document.querySelector('#live')?.dataset.state === 'live'`)
 	// A mark on the second page's window: a reload would wipe it, so its survival at the end shows
 	// that every change arrived live.
 	if _, err := chromedp.Run(ctx2, chromedp.Evaluate[bool](`window.notReloaded = true`)); err != nil {
 		t.Fatal(err)
 	}
 
-	if err := chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.CSS("#quick-add"), "Water the tomatoes\n"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-status="todo"] [data-task-id]`)),
-	); err != nil {
-		t.Fatalf("quick add: %v", err)
-	}
+	typeInto(t, ctx, "#quick-add", "Water the tomatoes\n")
+	waitShown(t, ctx, `[data-status="todo"] [data-task-id]`)
 	sel := chromedp.CSS(`[data-status="todo"] [data-task-id] .card-title`)
 	if err := chromedp.Do(ctx2, chromedp.WaitVisible(sel)); err != nil {
 		t.Fatalf("the task did not arrive in the second page: %v", err)
@@ -148,7 +164,7 @@ func TestBoardLiveAcrossPages(t *testing.T) {
 		}
 	}
 	for _, cx := range []context.Context{ctx, ctx2} {
-		if _, err := chromedp.Run(cx, chromedp.Poll[bool](`document.querySelectorAll('[data-status="in_progress"] [data-task-id]').length === 3`)); err != nil {
+		if _, err := chromedp.Run(cx, chromedp.Poll[bool](`document.querySelectorAll('[data-status="in_progress"] [data-task-id]').length === 3`, pollFor(cx)...)); err != nil {
 			t.Fatalf("API-made tasks did not arrive: %v", err)
 		}
 	}
@@ -170,9 +186,7 @@ func TestBoardLiveAcrossPages(t *testing.T) {
 	if err := setInput(ctx, "dialog.editor .editor-title", "Water the tomatoes at dawn"); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`dialog.editor .editor-foot .btn.primary`))); err != nil {
-		t.Fatalf("save: %v", err)
-	}
+	press(t, ctx, `dialog.editor .editor-foot .btn.primary`)
 	waitFor(t, ctx2, "the edit in the second page", `document.querySelector('`+card+` .card-title')?.textContent.trim() === 'Water the tomatoes at dawn'`)
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(location.hash = '#/', true)`)); err != nil {
 		t.Fatal(err)
@@ -188,9 +202,7 @@ func TestBoardLiveAcrossPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx2, "the editor", `!!document.querySelector('dialog.editor[open] .btn.danger')`)
-	if err := chromedp.Do(ctx2, chromedp.Click(chromedp.CSS(`dialog.editor .editor-foot .btn.danger`))); err != nil {
-		t.Fatalf("delete: %v", err)
-	}
+	press(t, ctx2, `dialog.editor .editor-foot .btn.danger`)
 	waitFor(t, ctx, "the deleted card gone from the first page", `!document.querySelector('`+card+`')`)
 	var trash struct {
 		Items []struct{ ID string } `json:"items"`
@@ -198,9 +210,7 @@ func TestBoardLiveAcrossPages(t *testing.T) {
 	if err := c.do(ctx, "GET", "/api/trash", nil, &trash); err != nil || len(trash.Items) != 1 || trash.Items[0].ID != id {
 		t.Fatalf("Trash after the delete: %+v, %v", trash, err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button[aria-label="Undo"]`))); err != nil {
-		t.Fatalf("undo: %v", err)
-	}
+	press(t, ctx, `button[aria-label="Undo"]`)
 	if _, err := chromedp.Run(ctx2, chromedp.Evaluate[bool](`(location.hash = '#/', true)`)); err != nil {
 		t.Fatal(err)
 	}

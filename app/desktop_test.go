@@ -1,7 +1,10 @@
 package app
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,7 +58,13 @@ func TestDesktopWindowShowsBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { xvfb.Process.Kill(); xvfb.Wait() }()
-	time.Sleep(500 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// The display is up when its socket is there.
+	eventually(t, ctx, "Xvfb's display socket", func() bool {
+		_, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", 90+os.Getpid()%100))
+		return err == nil
+	})
 
 	data := t.TempDir()
 	app := exec.Command(bin, "--data", data)
@@ -71,17 +80,21 @@ func TestDesktopWindowShowsBoard(t *testing.T) {
 
 	// The window has signed in when the runtime says a browser did (the window's session is held in
 	// memory only, as it lasts as long as the runtime).
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(out.String(), `msg="a browser signed in"`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the window did not sign in within 60 s:\n%s", out.String())
+	eventually(t, ctx, "the window signed in", func() bool { return strings.Contains(out.String(), `msg="a browser signed in"`) })
+	// The board has rendered when the screen shows more than one colour and two pictures in a row
+	// are the same.
+	var shotPNG, last []byte
+	eventually(t, ctx, "the window painted and settled", func() bool {
+		b, err := exec.Command("import", "-display", display, "-window", "root", "png:-").Output()
+		if err != nil {
+			return false
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	time.Sleep(3 * time.Second) // let the board render
+		shotPNG, last = b, shotPNG
+		return bytes.Equal(shotPNG, last) && colourful(shotPNG)
+	})
 	shot := filepath.Join(screenshotDir(t), "desktop-window.png")
-	if b, err := exec.Command("import", "-display", display, "-window", "root", shot).CombinedOutput(); err != nil {
-		t.Fatalf("screenshot: %v %s", err, b)
+	if err := os.WriteFile(shot, shotPNG, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", shot)
 
@@ -95,4 +108,22 @@ func TestDesktopWindowShowsBoard(t *testing.T) {
 	if _, err := os.Stat(apiFilePath(data)); !os.IsNotExist(err) {
 		t.Errorf("api.json is still there after the window closed: %v", err)
 	}
+}
+
+// colourful reports whether a PNG shows more than one colour: not a blank screen.
+func colourful(b []byte) bool {
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		return false
+	}
+	r := img.Bounds()
+	first := img.At(r.Min.X, r.Min.Y)
+	for y := r.Min.Y; y < r.Max.Y; y += 7 {
+		for x := r.Min.X; x < r.Max.X; x += 7 {
+			if img.At(x, y) != first {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -146,9 +146,7 @@ func TestRelayOfflineE2E(t *testing.T) {
 	}
 	waitFor(t, ctx, "the task made after the page loaded", `document.body.innerText.includes(`+jsString(liveMarker)+`)`)
 	step("board loaded with the earlier task; the later one arrived live")
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-jump="todo"]`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `[data-jump="todo"]`)
 	waitFor(t, ctx, "the To do column in view", `Math.abs(document.querySelector('[data-status="todo"]').getBoundingClientRect().left) < 40`)
 	screenshot(t, ctx, "relay-phone-board-390.png", 390)
 
@@ -162,19 +160,16 @@ func TestRelayOfflineE2E(t *testing.T) {
 		}
 	}()
 	waitFor(t, ctx, "the Needs me badge at 1", `document.getElementById('needs-count')?.textContent === '1'`)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#needs-button`)), chromedp.WaitVisible(chromedp.CSS(`[data-need-id] [data-option="0"]`))); err != nil {
-		t.Fatalf("opening Needs me: %v", err)
-	}
+	press(t, ctx, `#needs-button`)
+	waitShown(t, ctx, `[data-need-id] [data-option="0"]`)
 	waitFor(t, ctx, "the question", `document.querySelector('[data-need-id]').textContent.includes(`+jsString(needMarker)+`)`)
 	id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-need-id]').dataset.needId`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, "the panel's opening animation", `document.getAnimations().length === 0`)
+	waitFor(t, ctx, "no animation running", `document.getAnimations().length === 0`)
 	screenshot(t, ctx, "relay-phone-needs-390.png", 390)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-need-id] [data-option="0"]`))); err != nil {
-		t.Fatalf("answering: %v", err)
-	}
+	press(t, ctx, `[data-need-id] [data-option="0"]`)
 	select {
 	case a := <-answered:
 		if a.Option != 0 {

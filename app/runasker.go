@@ -36,8 +36,15 @@ func (a needsAsker) Ask(ctx context.Context, q jobs.Question) (jobs.Reply, error
 			call = q.Tool
 		}
 		d = needs.NewPermission(src, call, touches, q.Text)
+		if q.Recommended >= 0 && q.Recommended < len(needs.PermissionOptions) {
+			d = d.Recommend(q.Recommended, q.Why)
+		}
 	} else {
 		d = needs.NewQuestion(src, q.Text, q.Options, q.Recommended, q.FreeText)
+		d.Why = q.Why
+		if d.Why == "" && q.Recommended >= 0 {
+			d.Why = "The agent recommends it."
+		}
 	}
 	var opts []needs.AskOption
 	if q.Unattended {

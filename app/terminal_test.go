@@ -7,40 +7,32 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 )
 
-// TestTerminalInBrowser opens the terminal from the header, types a command into xterm.js and reads
+// TestUITerminalInBrowser opens the terminal from the header, types a command into xterm.js and reads
 // its output back from the page; then takes pictures of it, wide and phone-sized.
-func TestTerminalInBrowser(t *testing.T) {
+func TestUITerminalInBrowser(t *testing.T) {
 	needUI(t)
 	// The shell's start-up files are this computer's, not the test's (a stale lock in one of them
 	// kept the prompt from ever showing): a home of its own.
 	t.Setenv("HOME", t.TempDir())
 	rt := startTestRuntime(t)
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 
-	if err := chromedp.Do(ctx,
-		chromedp.Navigate(rt.SigninURL()),
-		chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`)),
-		chromedp.Click(chromedp.CSS(`#terminal-button`)),
-		chromedp.WaitVisible(chromedp.CSS(`#terminal .xterm-rows`)),
-	); err != nil {
-		t.Fatalf("open the terminal: %v", err)
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
+		t.Fatalf("sign in: %v", err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](
-		`document.querySelector('.term-panel')?.dataset.state === 'live' && document.querySelector('.xterm-rows').textContent.trim() !== ''`,
-	)); err != nil {
-		t.Fatalf("the shell's prompt did not show: %v", err)
-	}
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
+	press(t, ctx, `#terminal-button`)
+	waitFor(t, ctx, "the shell's prompt", `document.querySelector('.term-panel')?.dataset.state === 'live' && document.querySelector('#terminal .xterm-rows')?.textContent.trim() !== ''`)
+	press(t, ctx, `#terminal .xterm-screen`)
 	if err := chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#terminal .xterm-screen`)),
 		chromedp.Focus(chromedp.CSS(`#terminal textarea.xterm-helper-textarea`)),
 		// Text goes in as a keyboard's input does; chromedp's key events (keyDown with text, then
 		// char) reach xterm.js twice each.
@@ -65,8 +57,7 @@ func TestTerminalInBrowser(t *testing.T) {
 	// "hi" alone on a row: the command's output, not the line that typed it.
 	rows, err := chromedp.Run(ctx, chromedp.Poll[[]string](
 		`(() => { const rows = [...document.querySelectorAll('#terminal .xterm-rows > div')].map(r => r.textContent.trim());
-		  return rows.includes('hi') ? rows : null })()`,
-	))
+		  return rows.includes('hi') ? rows : null })()`, pollFor(ctx)...))
 	if err != nil {
 		text, _ := chromedp.Run(context.WithoutCancel(browser), chromedp.Evaluate[string](`document.querySelector('#terminal').innerText`))
 		screenshot(t, browser, "terminal-failed.png", 1280)
@@ -78,17 +69,12 @@ func TestTerminalInBrowser(t *testing.T) {
 	}
 	// Closing the panel leaves the shell running; opening it again shows the same screen, replayed
 	// by the runtime, and the same shell takes input.
-	if err := chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#terminal-button`)),
-		chromedp.WaitNotPresent(chromedp.CSS(`#terminal`)),
-		chromedp.Click(chromedp.CSS(`#terminal-button`)),
-		chromedp.WaitVisible(chromedp.CSS(`#terminal .xterm-rows`)),
-	); err != nil {
-		t.Fatalf("reopen: %v", err)
-	}
+	press(t, ctx, `#terminal-button`)
+	waitFor(t, ctx, "the panel closed", `!document.querySelector('#terminal')`)
+	press(t, ctx, `#terminal-button`)
+	waitFor(t, ctx, "the panel again", shown(`#terminal .xterm-rows`))
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](
-		`[...document.querySelectorAll('#terminal .xterm-rows > div')].some(r => r.textContent.trim() === 'hi')`,
-	)); err != nil {
+		`[...document.querySelectorAll('#terminal .xterm-rows > div')].some(r => r.textContent.trim() === 'hi')`, pollFor(ctx)...)); err != nil {
 		t.Fatalf("the screen was not replayed on reopening: %v", err)
 	}
 	if n := len(rt.terms.List()); n != 1 {
@@ -101,8 +87,7 @@ func TestTerminalInBrowser(t *testing.T) {
 		}
 		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](
 			`(() => { const rows = [...document.querySelectorAll('#terminal .xterm-rows > div')].map(r => r.textContent.trim());
-			  const i = rows.indexOf('hi'); return i >= 0 && /[#$%>]$/.test(rows[i+1] ?? '') })()`,
-		)); err != nil {
+			  const i = rows.indexOf('hi'); return i >= 0 && /[#$%>]$/.test(rows[i+1] ?? '') })()`, pollFor(ctx)...)); err != nil {
 			t.Fatalf("the prompt did not come back at %d wide: %v", w, err)
 		}
 		screenshot(t, ctx, fmt.Sprintf("terminal-%d.png", w), w)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ func TestUIAssistantDock(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	rt := startTestRuntime(t)
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 120*time.Second)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 
 	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
@@ -46,16 +47,14 @@ func TestUIAssistantDock(t *testing.T) {
 		enginetest.Say("Done: I added **Draft brief** and **Call Mira** to To do."),
 	)
 
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL()), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#assistant-button`)), chromedp.WaitVisible(chromedp.CSS(`#dock-input`))); err != nil {
-		t.Fatalf("open the dock: %v", err)
-	}
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
+	press(t, ctx, `#assistant-button`)
+	waitShown(t, ctx, `#dock-input`)
 	waitFor(t, ctx, "the composer has focus", `document.activeElement?.id === 'dock-input'`)
-	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#dock-input`), "Add two tasks: Draft brief and Call Mira\n")); err != nil {
-		t.Fatal(err)
-	}
+	typeInto(t, ctx, `#dock-input`, "Add two tasks: Draft brief and Call Mira\n")
 	waitFor(t, ctx, "the question in the thread", `[...document.querySelectorAll('#dock-thread .msg.user')].some((m) => m.textContent.includes('Draft brief and Call Mira'))`)
 	waitFor(t, ctx, "Thinking… while the model has said nothing", `!!document.querySelector('#dock-thread .thinking')`)
 	waitFor(t, ctx, "Stop while the turn runs", `!!document.querySelector('#dock-stop') && document.querySelector('#dock-input').disabled`)
@@ -75,45 +74,39 @@ func TestUIAssistantDock(t *testing.T) {
 	}
 
 	// Undo on the row takes the tasks off the board and marks the row; Redo brings them back.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#dock-thread .tool[data-status="done"] .tool-undo`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#dock-thread .tool[data-status="done"] .tool-undo`)
 	waitFor(t, ctx, "undone, or a sentence why not", `!!document.querySelector('#dock-thread .tool[data-undone] .mark') || !!document.querySelector('#dock-thread .tool-err')`)
 	if msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#dock-thread .tool-err')?.textContent ?? ''`)); msg != "" {
 		t.Fatalf("Undo from the dock: %s", msg)
 	} else {
 		waitFor(t, ctx, "the tasks leave the board", `![...document.querySelectorAll('[data-task-id] .card-title')].some((c) => c.textContent.trim() === 'Draft brief')`)
-		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#dock-thread .tool[data-undone] .tool-undo`))); err != nil {
-			t.Fatal(err)
-		}
+		press(t, ctx, `#dock-thread .tool[data-undone] .tool-undo`)
 		waitFor(t, ctx, "redone", `!document.querySelector('#dock-thread .tool[data-undone]') && [...document.querySelectorAll('[data-task-id] .card-title')].some((c) => c.textContent.trim() === 'Draft brief')`)
 	}
 
 	// Recent chats lists this one.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#dock-recent`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#dock-recent`)
 	waitFor(t, ctx, "the chat in Recent chats", `document.querySelectorAll('#dock-chats [data-chat]').length === 1`)
 	screenshot(t, ctx, "assistant-recent-390.png", 390)
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Click(chromedp.CSS(`#dock-chats .chat-open`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatal(err)
 	}
+	press(t, ctx, `#dock-chats .chat-open`)
 	waitFor(t, ctx, "the chat opens again from the list", `document.querySelector('#dock-thread')?.textContent.includes('Done: I added')`)
 
 	// Stop ends a turn the model never answers.
 	model.Script(enginetest.Hang())
-	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#dock-input`), "And one more\n"), chromedp.WaitVisible(chromedp.CSS(`#dock-stop`))); err != nil {
-		t.Fatal(err)
+	typeInto(t, ctx, `#dock-input`, "And one more\n")
+	// Stop once the model holds the turn: pressed earlier, the turn ends before it asks the model,
+	// and the hanging step is left in the script for the next turn.
+	if _, err := model.WaitForRequest(ctx, func(r *enginetest.Request) bool { return strings.Contains(r.LastUserText(), "And one more") }); err != nil {
+		t.Fatalf("the model never got the turn to stop: %v", err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#dock-stop`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#dock-stop`)
 	waitFor(t, ctx, "Stopped.", `[...document.querySelectorAll('#dock-thread .turn-error')].some((e) => e.textContent.trim() === 'Stopped.') && !!document.querySelector('#dock-send')`)
 
 	// Under "Preview first" the writes wait in a dashed card for Apply (or Apply all).
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#dock-new`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#dock-new`)
 	waitFor(t, ctx, "an empty thread", `!document.querySelector('#dock-thread .msg')`)
 	setModel("claude-test", "preview")
 	model.Script(
@@ -121,18 +114,14 @@ func TestUIAssistantDock(t *testing.T) {
 			Call("hub_create_tasks", map[string]any{"tasks": []map[string]any{{"title": "Book a hotel"}}}),
 		enginetest.Say("Both are ready for you to apply."),
 	)
-	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#dock-input`), "Plan the trip and book a hotel\n")); err != nil {
-		t.Fatal(err)
-	}
+	typeInto(t, ctx, `#dock-input`, "Plan the trip and book a hotel\n")
 	waitFor(t, ctx, "the turn ends", `document.querySelector('#dock-thread').textContent.includes('ready for you to apply') && !!document.querySelector('#dock-send')`)
 	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#dock-thread .proposals .prop-apply').length`)); n != 2 {
 		t.Fatalf("%d proposals to apply, want 2", n)
 	} else {
 		waitFor(t, ctx, "Apply all", `!!document.querySelector('#dock-thread .proposals .prop-apply-all')`)
 		screenshot(t, ctx, "assistant-proposals-1280.png", 1280)
-		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#dock-thread .prop-apply-all`))); err != nil {
-			t.Fatal(err)
-		}
+		press(t, ctx, `#dock-thread .prop-apply-all`)
 		waitFor(t, ctx, "applied, or a sentence why not", `document.querySelectorAll('#dock-thread .mark[data-mark="applied"]').length === 2 || !!document.querySelector('#dock-thread .tool-err')`)
 		if msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#dock-thread .tool-err')?.textContent ?? ''`)); msg != "" {
 			t.Fatalf("Apply all: %s", msg)
@@ -145,20 +134,18 @@ func TestUIAssistantDock(t *testing.T) {
 	setModel("claude-test")
 
 	// Delete the first chat from Recent chats (after a confirm).
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#dock-recent`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#dock-recent`)
 	waitFor(t, ctx, "the chats listed", `document.querySelectorAll('#dock-chats [data-chat]').length === 2`)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#dock-chats li:last-child .chat-delete`)), chromedp.WaitVisible(chromedp.CSS(`#dock-chats .chat-delete-yes`)),
-		chromedp.Click(chromedp.CSS(`#dock-chats .chat-delete-yes`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#dock-chats li:last-child .chat-delete`)
+	press(t, ctx, `#dock-chats .chat-delete-yes`)
 	waitFor(t, ctx, "the chat deleted", `document.querySelectorAll('#dock-chats [data-chat]').length === 1 && !document.querySelector('#dock-chats').textContent.includes('Add two tasks')`)
 
 	// Settings → Assistant: the model set above, and the key read from the environment.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#dock-close`)), chromedp.Navigate(rt.URL+"/#/settings/assistant"), chromedp.WaitVisible(chromedp.CSS(`#assistant-form`))); err != nil {
+	press(t, ctx, `#dock-close`)
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.URL+"/#/settings/assistant")); err != nil {
 		t.Fatalf("Settings → Assistant: %v", err)
 	}
+	waitShown(t, ctx, `#assistant-form`)
 	waitFor(t, ctx, "the model", `document.querySelector('#as-model').value === 'claude-test'`)
 	waitFor(t, ctx, "three write policies", `document.querySelectorAll('#as-writePolicy input[type=radio]').length === 3 && document.querySelector('#as-writePolicy input[value=immediate]').checked`)
 	waitFor(t, ctx, "the key state", `document.querySelector('#providers-list [data-provider="anthropic"] .key-state')?.textContent.trim() === 'From environment'`)
@@ -171,9 +158,7 @@ func TestUIAssistantDock(t *testing.T) {
 	if err := setInput(ctx, "#as-baseUrl", "not a url"); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#assistant-save`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#assistant-save`)
 	waitFor(t, ctx, "a bad base URL refused in one sentence", `document.querySelector('#assistant-settings .set-error')?.textContent.includes('http://')`)
 	screenshot(t, ctx, "settings-assistant-1280.png", 1280)
 	top := `(document.querySelector('#assistant-settings').scrollIntoView({block: 'start'}), true)`
@@ -191,9 +176,10 @@ func TestUIAssistantDock(t *testing.T) {
 
 	// With no model, the dock says where to choose one instead of offering a composer that fails.
 	setModel("")
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.URL+"/")); err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.dispatchEvent(new KeyboardEvent('keydown', { key: 'j', ctrlKey: true, bubbles: true })), true)`)); err != nil {
 		t.Fatal(err)
 	}

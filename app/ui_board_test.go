@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -19,7 +18,7 @@ func TestUIBoardCreateAndMove(t *testing.T) {
 	needUI(t)
 	rt := startTestRuntime(t)
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
 	status := func(id string) string {
@@ -36,14 +35,13 @@ func TestUIBoardCreateAndMove(t *testing.T) {
 		return `!!document.querySelector('[data-status="` + col + `"] [data-task-id="` + id + `"]')`
 	}
 
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL()), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
 
 	// Create through the quick-add field: the task lands in To do.
-	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#quick-add"), "Water the tomatoes\n")); err != nil {
-		t.Fatalf("quick add: %v", err)
-	}
+	typeInto(t, ctx, "#quick-add", "Water the tomatoes\n")
 	waitFor(t, ctx, "the new card in To do", `[...document.querySelectorAll('[data-status="todo"] [data-task-id] .card-title')].some((c) => c.textContent.trim() === 'Water the tomatoes')`)
 	waitFor(t, ctx, "the field cleared", `document.querySelector('#quick-add').value === ''`)
 	id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-status="todo"] [data-task-id]').dataset.taskId`))
@@ -115,9 +113,11 @@ func TestUIBoardCreateAndMove(t *testing.T) {
 	screenshot(t, ctx, "board-moves-390.png", 390)
 
 	// The assistant dock open at 1280: the filter row and the board end where the dock begins.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Click(chromedp.CSS(`#assistant-button`)), chromedp.WaitVisible(chromedp.CSS(`#assistant-dock`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatalf("open the dock: %v", err)
 	}
+	press(t, ctx, `#assistant-button`)
+	waitShown(t, ctx, `#assistant-dock`)
 	beside := `(() => {
 		const dock = document.querySelector('#assistant-dock').getBoundingClientRect();
 		const f = document.querySelector('.filters').getBoundingClientRect();
@@ -126,9 +126,7 @@ func TestUIBoardCreateAndMove(t *testing.T) {
 	})()`
 	waitFor(t, ctx, "the page beside the open dock", beside)
 	screenshot(t, ctx, "board-dock-1280.png", 1280)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#dock-close`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#dock-close`)
 	waitFor(t, ctx, "the page full width again", `document.querySelector('.filters').getBoundingClientRect().right === document.documentElement.clientWidth`)
 }
 
@@ -143,7 +141,7 @@ func TestUIAssistantFoldsReadsAndDiscards(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	rt := startTestRuntime(t)
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
 	policy := func(wp string) {
@@ -158,13 +156,13 @@ func TestUIAssistantFoldsReadsAndDiscards(t *testing.T) {
 			Call("hub_create_tasks", map[string]any{"tasks": []map[string]any{{"title": "Sort the seeds"}}}).Call("hub_list_tasks", map[string]any{}),
 		enginetest.Say("Looked around and added one task."),
 	)
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL()), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`)),
-		chromedp.Click(chromedp.CSS(`#assistant-button`)), chromedp.WaitVisible(chromedp.CSS(`#dock-input`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatalf("open the dock: %v", err)
 	}
-	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#dock-input`), "Look around, then add Sort the seeds\n")); err != nil {
-		t.Fatal(err)
-	}
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
+	press(t, ctx, `#assistant-button`)
+	waitShown(t, ctx, `#dock-input`)
+	typeInto(t, ctx, `#dock-input`, "Look around, then add Sort the seeds\n")
 	waitFor(t, ctx, "the turn ends", `document.querySelector('#dock-thread').textContent.includes('added one task') && !!document.querySelector('#dock-send')`)
 	waitFor(t, ctx, "the reply's work behind one line", `document.querySelector('#dock-thread details.work > summary')?.textContent.trim() === '5 steps · 1 change'`)
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector('#dock-thread details.work > summary').click(), true)`)); err != nil {
@@ -190,14 +188,13 @@ func TestUIAssistantFoldsReadsAndDiscards(t *testing.T) {
 		enginetest.Step{}.Call("hub_create_tasks", map[string]any{"tasks": []map[string]any{{"title": "Paint the fence"}}}),
 		enginetest.Say("Ready for you to apply."),
 	)
-	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#dock-input`), "Paint the fence\n")); err != nil {
-		t.Fatal(err)
-	}
+	typeInto(t, ctx, `#dock-input`, "Paint the fence\n")
 	waitFor(t, ctx, "a proposal with Discard and Apply", `!!document.querySelector('#dock-thread .proposals .prop-discard') && !!document.querySelector('#dock-thread .proposals .prop-apply') && !!document.querySelector('#dock-send')`)
 	screenshot(t, ctx, "assistant-discard-1280.png", 1280)
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Click(chromedp.CSS(`#dock-thread .proposals .prop-discard`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatal(err)
 	}
+	press(t, ctx, `#dock-thread .proposals .prop-discard`)
 	waitFor(t, ctx, "discarded, or a sentence why not", `!!document.querySelector('#dock-thread .tool[data-status="discarded"]') || !!document.querySelector('#dock-thread .tool-err')`)
 	if msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#dock-thread .tool-err')?.textContent ?? ''`)); msg != "" {
 		t.Fatalf("Discard: %s", msg)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -38,17 +37,16 @@ func TestUIAssignModelMenus(t *testing.T) {
 	defer rt.Close()
 	folder := t.TempDir()
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL()), chromedp.WaitEnabled(chromedp.CSS(`#quick-add`)),
-		chromedp.SendKeys(chromedp.CSS("#quick-add"), "Tidy the notes\n"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-status="todo"] [data-task-id]`)),
-		chromedp.Click(chromedp.CSS(`[data-status="todo"] [data-task-id]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#give-to-agent`)),
-		chromedp.Click(chromedp.CSS(`#give-to-agent`)),
-		chromedp.WaitVisible(chromedp.CSS(`#assign-agent`))); err != nil {
-		t.Fatalf("open Assign: %v", err)
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
+		t.Fatal(err)
 	}
+	// The quick-add field is disabled until the board has loaded: typing waits for it.
+	typeInto(t, ctx, "#quick-add", "Tidy the notes\n")
+	press(t, ctx, `[data-status="todo"] [data-task-id]`)
+	press(t, ctx, `#give-to-agent`)
+	waitFor(t, ctx, "the Assign dialog", `!!document.querySelector('dialog[open] #assign-agent')`)
 	for sel, v := range map[string]string{"#assign-agent": "stand-in", "#assign-folder": folder} {
 		if err := setInput(ctx, sel, v); err != nil {
 			t.Fatal(err)
@@ -68,9 +66,8 @@ func TestUIAssignModelMenus(t *testing.T) {
 	if err := setSelect(ctx, "#assign-context", "long"); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#assign-fast`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#assign-fast`)
+	waitFor(t, ctx, "fast mode on", `document.querySelector('#assign-fast').checked`)
 	screenshot(t, ctx, "assign-models-1280.png", 1280)
 	screenshot(t, ctx, "assign-models-390.png", 390)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
@@ -89,26 +86,16 @@ func TestUIAssignModelMenus(t *testing.T) {
 	if err := setSelect(ctx, "#assign-context", "long"); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#assign-fast`)), chromedp.Click(chromedp.CSS(`#assign-submit`))); err != nil {
-		t.Fatal(err)
-	}
-	// The dialog closes once the run is made; a click before that lands on the dialog.
-	waitFor(t, ctx, "the Assign dialog closed", `!document.querySelector('dialog[open]')`)
+	press(t, ctx, `#assign-fast`)
+	waitFor(t, ctx, "fast mode on again", `document.querySelector('#assign-fast').checked`)
+	press(t, ctx, `#assign-submit`)
+	waitFor(t, ctx, "the run started", `!document.querySelector('dialog[open]') && !!document.querySelector('.run-card[data-job-id]')`)
 	// Settings → Agents names the agent's models.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#settings-button`)), chromedp.WaitVisible(chromedp.CSS(`#agents-list`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#settings-button`)
 	waitFor(t, ctx, "the models in Settings", `document.querySelector('#agents-list [data-agent="stand-in"] [data-agent-models]')?.textContent === 'Models: Big 1 (default), Small 1'`)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	eventually(t, ctx, "a run with the model, its long window and fast mode", func() bool {
 		var n int
 		rt.store.Reader().QueryRow(`SELECT count(*) FROM job_settings WHERE model = 'big-1' AND context_tier = 'long' AND fast = 1`).Scan(&n)
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no run with the model, its long window and fast mode")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return n == 1
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -34,12 +33,13 @@ func TestUIAssistantOnPlan(t *testing.T) {
 	}
 	defer rt.Close()
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 60*time.Second)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL()), chromedp.WaitVisible(chromedp.CSS(`#settings-button`)),
-		chromedp.Click(chromedp.CSS(`#settings-button`)), chromedp.WaitVisible(chromedp.CSS(`#as-provider`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatalf("open Settings: %v", err)
 	}
+	press(t, ctx, `#settings-button`)
+	waitShown(t, ctx, `#as-provider`)
 	waitFor(t, ctx, "the plan offered", `[...document.querySelectorAll('#as-provider option')].some((o) => o.value === 'claude-code')`)
 	if err := setSelect(ctx, "#as-provider", "claude-code"); err != nil {
 		t.Fatal(err)
@@ -48,9 +48,7 @@ func TestUIAssistantOnPlan(t *testing.T) {
 		document.querySelector('#as-plan .plan-login')?.textContent === 'claude /login' && !document.querySelector('#as-baseUrl') &&
 		[...document.querySelectorAll('#as-effort option')].map((o) => o.value).includes('xhigh')`)
 	// What it may change: tasks unticked.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#as-areas [data-area="tasks"] input`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#as-areas [data-area="tasks"] input`)
 	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`#assistant-form`))); err != nil {
 		t.Fatal(err)
 	}
@@ -60,20 +58,14 @@ func TestUIAssistantOnPlan(t *testing.T) {
 	if err != nil || wide != "" {
 		t.Errorf("at 390 px these reach past the screen's edge (%v):\n%s", err, wide)
 	}
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Click(chromedp.CSS(`#assistant-save`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var provider, areas string
+	press(t, ctx, `#assistant-save`)
+	var provider, areas string
+	eventually(t, ctx, "the plan and the write areas saved", func() bool {
 		rt.store.Reader().QueryRow(`SELECT value FROM assistant_settings WHERE key = 'provider'`).Scan(&provider)
 		rt.store.Reader().QueryRow(`SELECT value FROM assistant_settings WHERE key = 'allowedWriteAreas'`).Scan(&areas)
-		if provider == "claude-code" && areas == `["pages","projects","people","repos","agents","workflows"]` {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("saved: provider %q, write areas %s", provider, areas)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return provider == "claude-code" && areas == `["pages","projects","people","repos","agents","workflows"]`
+	})
 }

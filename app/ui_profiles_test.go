@@ -5,24 +5,24 @@ import (
 	"encoding/json"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/ensemblework/ensemble/engines"
 )
 
-// setSelect chooses a value in a select as a person would (its change event fires).
+// setSelect chooses a value in a select as a person would (its change event fires), once the
+// select is in the page, enabled, and offers the value.
 func setSelect(ctx context.Context, sel, value string) error {
 	s, _ := json.Marshal(sel)
 	v, _ := json.Marshal(value)
-	_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
 		const el = document.querySelector(`+string(s)+`);
-		if (!el) return false;
+		if (!el || el.disabled || ![...el.options].some((o) => o.value === `+string(v)+`)) return false;
 		el.value = `+string(v)+`;
 		el.dispatchEvent(new Event('change', { bubbles: true }));
 		return true;
-	})()`))
+	})()`, pollFor(ctx)...))
 	return err
 }
 
@@ -40,11 +40,12 @@ func TestUIProfilesInSettingsAndAssign(t *testing.T) {
 	folder := t.TempDir()
 
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 120*time.Second)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL()), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
 	status, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`fetch('/s/' + localStorage.getItem('ensemble.session') + '/api/agent/profiles').then((r) => r.status)`, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)
@@ -54,13 +55,11 @@ func TestUIProfilesInSettingsAndAssign(t *testing.T) {
 	}
 
 	// Settings → Run profiles: a new profile for the stand-in agent.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#settings-button`)), chromedp.WaitVisible(chromedp.CSS(`#profiles-settings`))); err != nil {
-		t.Fatalf("open Settings: %v", err)
-	}
+	press(t, ctx, `#settings-button`)
+	waitShown(t, ctx, `#profiles-settings`)
 	waitFor(t, ctx, "no profiles yet", `!!document.querySelector('#profiles-empty')`)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#profile-new`)), chromedp.WaitVisible(chromedp.CSS(`#profile-form`))); err != nil {
-		t.Fatalf("new profile: %v", err)
-	}
+	press(t, ctx, `#profile-new`)
+	waitShown(t, ctx, `#profile-form`)
 	for sel, v := range map[string]string{"#profile-name": "Careful stand-in", "#profile-agent": "stand-in", "#profile-folder": folder,
 		"#profile-model": "fake-model", "#profile-effort": "high", "#profile-minutes": "30"} {
 		if err := setInput(ctx, sel, v); err != nil {
@@ -70,17 +69,14 @@ func TestUIProfilesInSettingsAndAssign(t *testing.T) {
 	if err := setSelect(ctx, "#profile-mode", "review"); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#profile-internet`)), chromedp.Click(chromedp.CSS(`#profile-save`))); err != nil {
-		t.Fatalf("saving the profile: %v", err)
-	}
+	press(t, ctx, `#profile-internet`)
+	press(t, ctx, `#profile-save`)
 	waitFor(t, ctx, "the profile listed", `!document.querySelector('#profile-form') &&
 		[...document.querySelectorAll('#profiles-list [data-profile-id]')].some((r) => r.textContent.includes('Careful stand-in') && r.textContent.includes('Review after'))`)
 	waitFor(t, ctx, "not starred yet", `document.querySelector('#profiles-list [data-profile-id]').dataset.starred === 'false'`)
 
 	// Star it: the default.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#profiles-list [data-profile-id] .profile-star`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#profiles-list [data-profile-id] .profile-star`)
 	waitFor(t, ctx, "the profile starred", `document.querySelector('#profiles-list [data-profile-id]').dataset.starred === 'true' &&
 		document.querySelector('#profiles-list [data-profile-id] .pill')?.textContent.includes('Default')`)
 	id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#profiles-list [data-profile-id]').dataset.profileId`))
@@ -88,9 +84,8 @@ func TestUIProfilesInSettingsAndAssign(t *testing.T) {
 		t.Fatalf("the profile's id: %q %v", id, err)
 	}
 	// Editing it shows what was saved.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#profiles-list .profile-edit`)), chromedp.WaitVisible(chromedp.CSS(`#profile-form`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#profiles-list .profile-edit`)
+	waitShown(t, ctx, `#profile-form`)
 	waitFor(t, ctx, "the edit form filled in", `document.querySelector('#profile-name').value === 'Careful stand-in' &&
 		document.querySelector('#profile-mode').value === 'review' && document.querySelector('#profile-minutes').value === '30' &&
 		!document.querySelector('#profile-internet').checked`)
@@ -102,9 +97,10 @@ func TestUIProfilesInSettingsAndAssign(t *testing.T) {
 	}
 	shot("profiles-form-1280.png", 1280)
 	shot("profiles-form-390.png", 390)
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Click(chromedp.CSS(`#profile-form button[type="button"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatal(err)
 	}
+	press(t, ctx, `#profile-form button[type="button"]`)
 	waitFor(t, ctx, "the form closed", `!document.querySelector('#profile-form') && !!document.querySelector('#profile-new')`)
 	shot("profiles-settings-1280.png", 1280)
 	shot("profiles-settings-390.png", 390)
@@ -113,18 +109,14 @@ func TestUIProfilesInSettingsAndAssign(t *testing.T) {
 	}
 
 	// A task's Assign dialog starts from the starred profile, its fields filled in.
-	if err := chromedp.Do(ctx,
-		chromedp.Navigate(rt.URL+"/#/"),
-		chromedp.WaitEnabled(chromedp.CSS(`#quick-add`)),
-		chromedp.SendKeys(chromedp.CSS("#quick-add"), "Make a file\n"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-status="todo"] [data-task-id]`)),
-		chromedp.Click(chromedp.CSS(`[data-status="todo"] [data-task-id]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#give-to-agent`)),
-		chromedp.Click(chromedp.CSS(`#give-to-agent`)),
-		chromedp.WaitVisible(chromedp.CSS(`#assign-agent`)),
-	); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.URL+"/#/")); err != nil {
 		t.Fatalf("opening the assign dialog: %v", err)
 	}
+	waitShown(t, ctx, `#quick-add`)
+	typeInto(t, ctx, "#quick-add", "Make a file\n")
+	press(t, ctx, `[data-status="todo"] [data-task-id]`)
+	press(t, ctx, `#give-to-agent`)
+	waitShown(t, ctx, `#assign-agent`)
 	idJS, _ := json.Marshal(id)
 	folderJS, _ := json.Marshal(folder)
 	waitFor(t, ctx, "the starred profile preselected with its fields", `document.querySelector('#assign-profile')?.value === `+string(idJS)+` &&
@@ -156,22 +148,17 @@ func TestUIProfilesInSettingsAndAssign(t *testing.T) {
 	waitFor(t, ctx, "the change named", `document.querySelector('#assign-profile-changes').textContent.includes('turns')`)
 
 	// Save as profile: the settings as they are now become a profile, chosen in the picker.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#assign-save-as`)), chromedp.WaitVisible(chromedp.CSS(`#assign-profile-name`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#assign-save-as`)
+	waitShown(t, ctx, `#assign-profile-name`)
 	if err := setInput(ctx, "#assign-profile-name", "Seven turns"); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#assign-profile-save`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#assign-profile-save`)
 	waitFor(t, ctx, "the new profile chosen", `!document.querySelector('#assign-profile-name') &&
 		document.querySelector('#assign-profile').selectedOptions[0].textContent.trim() === 'Seven turns' &&
 		document.querySelector('#assign-profile-changes').textContent.includes('As the profile has it') &&
 		document.querySelector('#assign-turns').value === '7'`)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#assign-submit`))); err != nil {
-		t.Fatalf("submitting: %v", err)
-	}
+	press(t, ctx, `#assign-submit`)
 	waitFor(t, ctx, "the run's card", `!!document.querySelector('.run-card[data-job-id]') && !document.querySelector('dialog[open]')`)
 	var job struct {
 		Agent    string `json:"agent"`

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -16,34 +15,34 @@ import (
 	"github.com/ensemblework/ensemble/engines"
 )
 
-// setInput types a value into a form field as a person would (the field's input event fires).
+// setInput types a value into a form field as a person would (the field's input event fires),
+// once the field is in the page and enabled.
 func setInput(ctx context.Context, sel, value string) error {
 	s, _ := json.Marshal(sel)
 	v, _ := json.Marshal(value)
-	_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
 		const el = document.querySelector(`+string(s)+`);
-		if (!el) return false;
+		if (!el || el.disabled) return false;
 		el.focus();
 		el.value = `+string(v)+`;
 		el.dispatchEvent(new Event('input', { bubbles: true }));
 		return true;
-	})()`))
+	})()`, pollFor(ctx)...))
 	return err
 }
 
-// waitFor polls a JavaScript condition in a page until it holds.
+// waitFor polls a JavaScript condition in a page until it holds, as long as ctx allows.
 func waitFor(t *testing.T, ctx context.Context, what, cond string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
-		html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 3000)`))
-		t.Fatalf("%s: %v\npage:\n%s", what, err, html)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, pollFor(ctx)...)); err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, pageNow(t, ctx))
 	}
 }
 
-// TestRunOnTaskPageWithNeedsMe gives a task to an agent from its page, watches the run's trace
+// TestUIRunOnTaskPageWithNeedsMe gives a task to an agent from its page, watches the run's trace
 // arrive live, answers its question on Needs me in one tab and sees it settle in another, and sees
 // the run end done.
-func TestRunOnTaskPageWithNeedsMe(t *testing.T) {
+func TestUIRunOnTaskPageWithNeedsMe(t *testing.T) {
 	needUI(t)
 	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: t.TempDir(), Addr: "127.0.0.1:0",
 		Log: slog.New(slog.DiscardHandler), Drivers: map[string]engines.Driver{"stand-in": scriptedAgent{}}})
@@ -54,32 +53,25 @@ func TestRunOnTaskPageWithNeedsMe(t *testing.T) {
 	folder := t.TempDir()
 
 	first := newBrowser(t)
-	ctx, cancel := context.WithTimeout(first, 120*time.Second)
+	ctx, cancel := context.WithTimeout(first, browserTestTime)
 	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL()), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatalf("first page: %v", err)
 	}
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
 	waitFor(t, ctx, "the Needs me badge starts at 0", `document.getElementById('needs-count')?.textContent === '0' && document.title === 'Ensemble'`)
 
 	// A task, opened on its own page, given to the stand-in agent through the dialog.
-	if err := chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.CSS("#quick-add"), "Make a file\n"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-status="todo"] [data-task-id]`)),
-		chromedp.Click(chromedp.CSS(`[data-status="todo"] [data-task-id]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#give-to-agent`)),
-		chromedp.Click(chromedp.CSS(`#give-to-agent`)),
-		chromedp.WaitVisible(chromedp.CSS(`#assign-agent`)),
-	); err != nil {
-		t.Fatalf("opening the assign dialog: %v", err)
-	}
+	typeInto(t, ctx, "#quick-add", "Make a file\n")
+	press(t, ctx, `[data-status="todo"] [data-task-id]`)
+	press(t, ctx, `#give-to-agent`)
+	waitShown(t, ctx, `#assign-agent`)
 	for sel, v := range map[string]string{"#assign-agent": "stand-in", "#assign-folder": folder} {
 		if err := setInput(ctx, sel, v); err != nil {
 			t.Fatalf("filling %s: %v", sel, err)
 		}
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#assign-submit`))); err != nil {
-		t.Fatalf("submitting: %v", err)
-	}
+	press(t, ctx, `#assign-submit`)
 	waitFor(t, ctx, "the run's card", `!!document.querySelector('.run-card[data-job-id]') && !document.querySelector('dialog[open]')`)
 
 	// The trace arrives live: the agent's message, and the permission it asks for.
@@ -89,22 +81,20 @@ func TestRunOnTaskPageWithNeedsMe(t *testing.T) {
 	waitFor(t, ctx, "the Needs me badge at 1", `document.getElementById('needs-count')?.textContent === '1' && document.title === '(1) Ensemble'`)
 
 	// A second tab sees the same decision waiting.
-	second, cancel2 := chromedp.NewContext(first)
-	defer cancel2()
-	ctx2, cancel3 := context.WithTimeout(second, 120*time.Second)
+	second := newTab(t, first)
+	ctx2, cancel3 := context.WithTimeout(second, browserTestTime)
 	defer cancel3()
-	if err := chromedp.Do(ctx2, chromedp.Navigate(rt.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`))); err != nil {
+	if err := chromedp.Do(ctx2, chromedp.Navigate(rt.URL+"/")); err != nil {
 		t.Fatalf("second page: %v", err)
 	}
+	waitFor(t, ctx2, "the second page, live", `document.querySelector('#live')?.dataset.state === 'live'`)
 	waitFor(t, ctx2, "the second page's badge at 1", `document.getElementById('needs-count')?.textContent === '1'`)
-	if err := chromedp.Do(ctx2, chromedp.Click(chromedp.CSS(`#needs-button`)), chromedp.WaitVisible(chromedp.CSS(`[data-need-id] [data-option="0"]`))); err != nil {
-		t.Fatalf("second page's Needs me: %v", err)
-	}
+	press(t, ctx2, `#needs-button`)
+	waitShown(t, ctx2, `[data-need-id] [data-option="0"]`)
 
 	// Needs me in the first page: the permission, what it would run, the recommended answer.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#needs-button`)), chromedp.WaitVisible(chromedp.CSS(`[data-need-id] [data-option="0"]`))); err != nil {
-		t.Fatalf("first page's Needs me: %v", err)
-	}
+	press(t, ctx, `#needs-button`)
+	waitShown(t, ctx, `[data-need-id] [data-option="0"]`)
 	waitFor(t, ctx, "the decision names the call", `document.querySelector('[data-need-id]').textContent.includes('touch made.txt')`)
 	waitFor(t, ctx, "three options, one recommended", `document.querySelectorAll('[data-need-id] [data-option]').length === 3 && document.querySelectorAll('[data-need-id] [data-option].primary').length === 1`)
 	screenshot(t, ctx, "needs-1280.png", 1280)
@@ -114,17 +104,15 @@ func TestRunOnTaskPageWithNeedsMe(t *testing.T) {
 	}
 
 	// Answer in the first page; the second settles live, saying where it was answered.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-need-id] [data-option="0"]`))); err != nil {
-		t.Fatalf("answering: %v", err)
-	}
+	press(t, ctx, `[data-need-id] [data-option="0"]`)
 	waitFor(t, ctx, "the first page's badge at 0", `document.getElementById('needs-count')?.textContent === '0' && document.title === 'Ensemble'`)
 	waitFor(t, ctx2, "the second page's note", `[...document.querySelectorAll('.need-note')].some(n => n.textContent.includes('Answered in another window'))`)
 	waitFor(t, ctx2, "the second page's badge at 0", `document.getElementById('needs-count')?.textContent === '0' && document.title === 'Ensemble'`)
 	waitFor(t, ctx2, "the settled decision leaves the second page", `!document.querySelector('[data-need-id]')`)
 
-	// The run goes on and ends done; the trace shows the tool call and the end.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.needs-head .icon-btn`))); err != nil {
-		t.Fatalf("closing Needs me: %v", err)
+	// Back on the task's page, the run goes on and ends done; the trace shows the tool call and the end.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(history.back(), true)`)); err != nil {
+		t.Fatal(err)
 	}
 	waitFor(t, ctx, "the run ends done", `document.querySelector('.run-card[data-job-id]')?.dataset.status === 'done'`)
 	waitFor(t, ctx, "the answer in the trace", `!!document.querySelector('.trace-row[data-kind="run.decision"][data-decision="allow"]')`)
@@ -134,9 +122,7 @@ func TestRunOnTaskPageWithNeedsMe(t *testing.T) {
 		t.Errorf("the allowed command did not run: %v", err)
 	}
 	// A tool row opens to show its input and output.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.trace-row.tool summary`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `.trace-row.tool summary`)
 	waitFor(t, ctx, "the tool row's input and output", `document.querySelector('.trace-row.tool details').open && document.querySelector('.trace-row.tool .tool-body').textContent.includes('(no output)')`)
 	screenshot(t, ctx, "task-run-1280.png", 1280)
 	screenshot(t, ctx, "task-run-390.png", 390)

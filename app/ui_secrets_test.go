@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -16,16 +15,18 @@ func TestUISecretsSealed(t *testing.T) {
 	needUI(t)
 	rt := startTestRuntime(t)
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 	const value = "sk_live_sealed-in-the-page-4242"
 
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL()), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.URL+"/#/settings/secrets"), chromedp.WaitVisible(chromedp.CSS(`#secret-form`))); err != nil {
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.URL+"/#/settings/secrets")); err != nil {
 		t.Fatalf("Settings → Secrets: %v", err)
 	}
+	waitShown(t, ctx, `#secret-form`)
 	fp := rt.secrets.SealKey().Fingerprint
 	waitFor(t, ctx, "the key's fingerprint", `document.querySelector('#seal-fingerprint .fp')?.textContent === '`+fp+`'`)
 	waitFor(t, ctx, "no secrets yet", `!!document.querySelector('#secrets-empty')`)
@@ -48,9 +49,10 @@ func TestUISecretsSealed(t *testing.T) {
 		t.Fatalf("the value field is %q, want password", typ)
 	}
 	at390(t, ctx, "#secrets-settings", "settings-secrets-form-390.png")
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Click(chromedp.CSS(`#secret-save`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatal(err)
 	}
+	press(t, ctx, `#secret-save`)
 	waitFor(t, ctx, "the secret listed, or a sentence why not", `!!document.querySelector('#secrets-list [data-secret="STRIPE_API_KEY"]') || !!document.querySelector('#secrets-settings .set-error')`)
 	if msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#secrets-settings .set-error')?.textContent ?? ''`)); msg != "" {
 		t.Fatalf("save: %s", msg)
@@ -99,13 +101,9 @@ func TestUISecretsSealed(t *testing.T) {
 
 	// Remove asks once more, then forgets it.
 	rm := `#secrets-list [data-secret="STRIPE_API_KEY"] button`
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(rm))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, rm)
 	waitFor(t, ctx, "Remove it", `document.querySelector('`+rm+`')?.textContent.trim() === 'Remove it'`)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(rm))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, rm)
 	waitFor(t, ctx, "the secret gone", `!!document.querySelector('#secrets-empty')`)
 	if _, err := rt.secrets.Get(ctx, "STRIPE_API_KEY"); err == nil {
 		t.Fatal("the runtime still holds the secret")

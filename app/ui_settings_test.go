@@ -7,29 +7,28 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
-// TestSettingsPage opens Settings from the header: the agents this computer has are listed (claude
+// TestUISettingsPage opens Settings from the header: the agents this computer has are listed (claude
 // and codex always, installed or not), an editor key is made, shown once and listed, and phone
 // access, not set up here, says how to set it up.
-func TestSettingsPage(t *testing.T) {
+func TestUISettingsPage(t *testing.T) {
 	needUI(t)
 	rt := startTestRuntime(t)
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL()), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#settings-button`)), chromedp.WaitVisible(chromedp.CSS(`#settings`))); err != nil {
-		t.Fatalf("open Settings: %v", err)
-	}
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
+	press(t, ctx, `#settings-button`)
+	waitShown(t, ctx, `#settings`)
 	waitFor(t, ctx, "the route", `location.hash === '#/settings'`)
 	waitFor(t, ctx, "the agents list", `!!document.querySelector('#settings [data-agent="claude"]') && !!document.querySelector('#settings [data-agent="codex"]')`)
 	// Every agent row says whether it is signed in, or that it is not installed.
@@ -38,10 +37,42 @@ func TestSettingsPage(t *testing.T) {
 	waitFor(t, ctx, "sign-in buttons", `[...document.querySelectorAll('#settings [data-agent]')].every((r) =>
 		!r.querySelector('.agent-signin') || (r.dataset.installed === 'true' && r.dataset.signedIn !== 'yes'))`)
 
-	// Check again detects afresh.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#agents-refresh`))); err != nil {
+	// Agents that are not installed fold into one line, which opens to say how to install each.
+	missing, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#settings [data-agent][data-installed="false"]').length`))
+	if err != nil {
 		t.Fatal(err)
 	}
+	if missing == 0 {
+		waitFor(t, ctx, "no line for agents not installed", `!document.querySelector('#agents-missing')`)
+	} else {
+		waitFor(t, ctx, "the agents not installed, in one line", `(() => {
+			const missing = [...document.querySelectorAll('#settings [data-agent][data-installed="false"]')];
+			const line = document.querySelector('#agents-missing summary .not-installed-line')?.textContent ?? '';
+			return line.startsWith('Not installed: ') && line.endsWith('.') &&
+				missing.every((r) => r.closest('#agents-missing') && !r.checkVisibility() && line.includes(r.querySelector('strong').textContent));
+		})()`)
+		press(t, ctx, `#agents-missing summary`)
+		waitFor(t, ctx, "their rows once opened", `[...document.querySelectorAll('#agents-missing [data-agent]')].every((r) => r.checkVisibility())`)
+		press(t, ctx, `#agents-missing summary`)
+	}
+
+	// The section navigation takes the page to a section and marks it.
+	waitFor(t, ctx, "every section in the navigation", `[...document.querySelectorAll('#settings-nav [data-section]')].every((a) => !!document.getElementById(a.dataset.section + '-settings'))`)
+	press(t, ctx, `#settings-nav [data-section="keys"]`)
+	waitFor(t, ctx, "Editor keys in view, marked", `(() => {
+		const page = document.querySelector('#settings'), view = page.getBoundingClientRect();
+		const top = document.querySelector('#keys-settings').getBoundingClientRect().top;
+		return location.hash === '#/settings/keys' && top >= view.top - 1 && top < view.bottom - 120 &&
+			document.querySelector('#settings-nav [data-section="keys"]').getAttribute('aria-current') === 'true' &&
+			document.querySelectorAll('#settings-nav [aria-current]').length === 1;
+	})()`)
+	screenshot(t, ctx, "settings-sections-1280.png", 1280)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Check again detects afresh.
+	press(t, ctx, `#agents-refresh`)
 	waitFor(t, ctx, "the agents after checking again", `document.querySelector('#agents-refresh').textContent.includes('Check again') && !!document.querySelector('#settings [data-agent="claude"]')`)
 
 	// Phone access is not set up in this runtime: the page says how.
@@ -51,9 +82,8 @@ func TestSettingsPage(t *testing.T) {
 	if err := setInput(ctx, "#key-name", "Laptop editor"); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#key-write`)), chromedp.Click(chromedp.CSS(`#key-create`))); err != nil {
-		t.Fatal(err)
-	}
+	press(t, ctx, `#key-write`)
+	press(t, ctx, `#key-create`)
 	waitFor(t, ctx, "the new key, shown once", `document.querySelector('#new-key-secret')?.textContent.startsWith('ens_')`)
 	waitFor(t, ctx, "the key listed", `[...document.querySelectorAll('#keys-list [data-key]')].some((r) =>
 		r.textContent.includes('Laptop editor') && r.textContent.includes('make changes'))`)
@@ -83,16 +113,17 @@ func TestSettingsPage(t *testing.T) {
 	screenshot(t, ctx, "settings-dark-390.png", 390)
 
 	// A reload on #/settings opens Settings again, without the secret.
-	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`#settings`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
 		t.Fatal(err)
 	}
+	waitShown(t, ctx, `#settings`)
 	waitFor(t, ctx, "the key listed after a reload", `!!document.querySelector('#keys-list [data-key]') && !document.querySelector('#new-key-secret')`)
 }
 
-// TestSettingsPageSignIn finds an installed agent that is not signed in (a stand-in codex in the
+// TestUISettingsPageSignIn finds an installed agent that is not signed in (a stand-in codex in the
 // person's ~/bin, put on PATH by their ~/.profile as a login shell reads it), clicks its "Sign in"
 // and sees the terminal open running its sign-in command, `codex login`.
-func TestSettingsPageSignIn(t *testing.T) {
+func TestUISettingsPageSignIn(t *testing.T) {
 	needUI(t)
 	if runtime.GOOS == "windows" {
 		t.Skip("terminals are not supported on Windows yet")
@@ -121,21 +152,22 @@ esac
 	t.Setenv("CODEX_HOME", "")
 	rt := startTestRuntime(t)
 	browser := newBrowser(t)
-	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
 
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL()), chromedp.WaitVisible(chromedp.CSS(`#live[data-state="live"]`)),
-		chromedp.Click(chromedp.CSS(`#settings-button`)), chromedp.WaitVisible(chromedp.CSS(`#settings`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatalf("open Settings: %v", err)
 	}
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
+	press(t, ctx, `#settings-button`)
+	waitShown(t, ctx, `#settings`)
 	row := `document.querySelector('#settings [data-agent="codex"]')`
 	waitFor(t, ctx, "codex installed and not signed in, with Sign in", row+`?.dataset.installed === 'true' && `+row+`.dataset.signedIn === 'no' && !!`+row+`.querySelector('.agent-signin')`)
 	if v, _ := chromedp.Run(ctx, chromedp.Evaluate[string](row+`.querySelector('.row-title').textContent`)); !strings.Contains(v, "0.0.1-standin") {
 		t.Errorf("the codex row shows %q, not the stand-in's version", v)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#settings [data-agent="codex"] .agent-signin`)), chromedp.WaitVisible(chromedp.CSS(`#terminal .xterm-rows`))); err != nil {
-		t.Fatalf("Sign in: %v", err)
-	}
+	press(t, ctx, `#settings [data-agent="codex"] .agent-signin`)
+	waitShown(t, ctx, `#terminal .xterm-rows`)
 	waitFor(t, ctx, "the sign-in running in the terminal", `document.querySelector('.term-panel')?.dataset.state === 'live' &&
 		document.querySelector('#terminal .xterm-rows').textContent.includes('Stand-in sign-in for codex')`)
 	waitFor(t, ctx, "the panel names the command", `document.querySelector('#term-heading').textContent.trim() === 'Sign in: codex login'`)

@@ -43,8 +43,9 @@ func (r *run) Permit(ctx context.Context, call engines.ToolCall) (engines.Permis
 	}
 	r.rec.add(KindDecision, Trace{Tool: call.Tool, ToolID: call.ID, Input: input, Decision: "ask",
 		Reason: Redact(v.Reason), Rule: v.Rule}, nil)
+	rec, recWhy := recommend(v, jc.Tool, r.job.Settings, r.job.WorkDir)
 	reply, err := r.ask(ctx, Question{Kind: Approval, Text: Redact(v.Reason), Options: ApprovalOptions,
-		Recommended: -1, Tool: call.Tool, Input: input, Verdict: &v})
+		Recommended: rec, Why: recWhy, Tool: call.Tool, Input: input, Verdict: &v})
 	if err != nil {
 		if ctx.Err() != nil {
 			return engines.Permission{}, ctx.Err()

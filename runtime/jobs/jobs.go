@@ -176,7 +176,9 @@ type Question struct {
 	Text        string       `json:"text"`    // one sentence: what is asked, and why
 	Options     []string     `json:"options"` // the choices
 	Recommended int          `json:"recommended"`
-	FreeText    bool         `json:"freeText"`
+	// Why is one line saying why Recommended is the careful choice (approvals: from the judge's verdict).
+	Why      string `json:"why,omitempty"`
+	FreeText bool   `json:"freeText"`
 	// Unattended is a question from a run in Run unattended: Needs me answers it at once with the
 	// recommended option (with none, that no one is there to answer) and keeps it, answered by
 	// the run, so it is still listed with the run and its task.

@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -209,15 +208,44 @@ func JudgeCall(c engines.ToolCall) judge.Call {
 	return call
 }
 
-// describe is the settings in a few words, for the run's first event: what was asked, before the
-// model's catalog is checked.
+// describe is the settings as a person reads them, for the run's first event ("Ask mode; internet
+// on, sandboxed; may read outside its folder; no commits"): what was asked, before the model's
+// catalog is checked.
 func (s Settings) describe() string {
-	d := fmt.Sprintf("mode %s, git %s, outside %s, internet %t, sandbox %t", s.Mode, s.Git, s.Outside, s.Internet, s.Sandbox)
+	mode := map[judge.Mode]string{judge.ModeReview: "Review only", judge.ModeUnattended: "Run unattended"}[s.Mode]
+	if mode == "" {
+		mode = "Ask mode"
+	}
+	net := "internet on"
+	if !s.Internet {
+		net = "internet off"
+	}
+	if s.Sandbox {
+		net += ", sandboxed"
+	} else {
+		net += ", no sandbox"
+	}
+	outside := map[judge.Outside]string{judge.OutsideNone: "stays in its folder",
+		judge.OutsideReadWrite: "may change files outside its folder"}[s.Outside]
+	if outside == "" {
+		outside = "may read outside its folder"
+	}
+	git := map[judge.Git]string{judge.GitCommit: "may commit, not push", judge.GitAny: "may commit and push"}[s.Git]
+	if git == "" {
+		git = "no commits"
+	}
+	parts := []string{mode, net, outside, git}
+	if s.AskBeforeCommit && s.Git != judge.GitLocal && s.Git != "" {
+		parts = append(parts, "asks before each commit")
+	}
+	if s.Trusted {
+		parts = append(parts, "trusted folder")
+	}
 	if s.ContextTier != "" {
-		d += ", " + s.ContextTier + " context"
+		parts = append(parts, s.ContextTier+" context")
 	}
 	if s.Fast {
-		d += ", fast mode"
+		parts = append(parts, "fast mode")
 	}
-	return d
+	return strings.Join(parts, "; ")
 }

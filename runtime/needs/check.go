@@ -16,6 +16,7 @@ const (
 	maxTitle   = 500
 	maxOptions = 20
 	maxOption  = 500
+	maxWhy     = 500 // the line saying why an option is recommended
 )
 
 // prepare checks a decision before it is stored and returns it normalised: text trimmed, a
@@ -87,6 +88,13 @@ func prepare(d Decision) (Decision, error) {
 	// An agent's question may come without a recommendation; a permission always has one.
 	if len(d.Options) > 0 && d.Recommended != NoRecommendation && (d.Recommended < 0 || d.Recommended >= len(d.Options)) {
 		return d, invalid("The recommended option %d is not one of the %d options.", d.Recommended, len(d.Options))
+	}
+	d.Why = strings.TrimSpace(d.Why)
+	if d.Recommended == NoRecommendation {
+		d.Why = ""
+	}
+	if n := utf8.RuneCountInString(d.Why); n > maxWhy {
+		return d, invalid("The line saying why is %d characters long; keep it under %d.", n, maxWhy)
 	}
 	d.Status = Open
 	d.Answer, d.AnsweredBy, d.AnsweredAt, d.ClosedAt = nil, "", nil, nil

@@ -34,15 +34,23 @@ func TestPrepare(t *testing.T) {
 				}
 			}},
 		{name: "permission recommendation chosen",
-			d: NewPermission(src, "go test ./...", judge.Touches{}, "").Recommend(AllowOnce),
+			d: NewPermission(src, "go test ./...", judge.Touches{}, "").Recommend(AllowOnce, "It only runs the tests."),
 			check: func(t *testing.T, d Decision) {
-				if d.Recommended != AllowOnce {
-					t.Errorf("recommended %d, want %d", d.Recommended, AllowOnce)
+				if d.Recommended != AllowOnce || d.Why != "It only runs the tests." {
+					t.Errorf("recommended %d because %q, want %d because it only runs the tests", d.Recommended, d.Why, AllowOnce)
+				}
+			}},
+		{name: "why too long", d: NewPermission(src, "ls", judge.Touches{}, "").Recommend(AllowOnce, strings.Repeat("w", 501)), wantErr: "keep it under 500"},
+		{name: "no why without a recommendation",
+			d: Decision{Kind: Question, Question: "Name?", FreeText: true, Recommended: NoRecommendation, Why: "no reason"},
+			check: func(t *testing.T, d Decision) {
+				if d.Why != "" {
+					t.Errorf("why %q on a question that recommends nothing", d.Why)
 				}
 			}},
 		{name: "permission without call", d: NewPermission(src, "  ", judge.Touches{}, ""), wantErr: "needs the tool call"},
 		{name: "permission call too long", d: NewPermission(src, long, judge.Touches{}, ""), wantErr: "keep it under"},
-		{name: "permission recommendation out of range", d: NewPermission(src, "ls", judge.Touches{}, "").Recommend(3), wantErr: "not one of the 3 options"},
+		{name: "permission recommendation out of range", d: NewPermission(src, "ls", judge.Touches{}, "").Recommend(3, ""), wantErr: "not one of the 3 options"},
 		{name: "question trimmed",
 			d: NewQuestion(src, "  Which database?  ", []string{" SQLite ", "Postgres"}, 0, false),
 			check: func(t *testing.T, d Decision) {

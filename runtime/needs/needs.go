@@ -97,7 +97,10 @@ type Decision struct {
 	// its recommendation is [Refuse] unless set with [Decision.Recommend].
 	Options     []string `json:"options"`
 	Recommended int      `json:"recommended"`
-	FreeText    bool     `json:"freeText"`
+	// Why is one line saying why the recommended option is the careful choice ("It changes only
+	// files in the run's own folder."); empty when nothing is recommended.
+	Why      string `json:"why,omitempty"`
+	FreeText bool   `json:"freeText"`
 
 	Created    time.Time  `json:"created"`
 	Status     Status     `json:"status"`
@@ -136,9 +139,10 @@ func NewQuestion(src Source, text string, options []string, recommended int, fre
 		Recommended: recommended, FreeText: freeText}
 }
 
-// Recommend sets the recommended option.
-func (d Decision) Recommend(i int) Decision {
+// Recommend sets the recommended option and the line that says why.
+func (d Decision) Recommend(i int, why string) Decision {
 	d.Recommended = i
+	d.Why = why
 	d.recommendSet = true
 	return d
 }

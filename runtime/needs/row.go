@@ -22,7 +22,7 @@ func parseStamp(s string) time.Time {
 }
 
 // columns are the decisions table's columns in the order scan reads them.
-const columns = `id, kind, run_id, title, question, call, touches, reason, options, recommended, free_text,
+const columns = `id, kind, run_id, title, question, call, touches, reason, options, recommended, why, free_text,
 	created_at, status, answer_option, answer_text, answered_by, answered_at, closed_at`
 
 func insert(t *ledger.Tx, d Decision) error {
@@ -35,10 +35,10 @@ func insert(t *ledger.Tx, d Decision) error {
 		return fmt.Errorf("needs: encode options: %w", err)
 	}
 	_, err = t.ExecContext(t.Context(), `INSERT INTO decisions
-		(id, kind, run_id, title, question, call, touches, reason, options, recommended, free_text, created_at, status)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open')`,
+		(id, kind, run_id, title, question, call, touches, reason, options, recommended, why, free_text, created_at, status)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open')`,
 		d.ID, string(d.Kind), d.Source.RunID, d.Source.Title, d.Question, d.Call, string(touches), d.Reason,
-		string(options), d.Recommended, d.FreeText, stamp(d.Created))
+		string(options), d.Recommended, d.Why, d.FreeText, stamp(d.Created))
 	if err != nil {
 		return fmt.Errorf("needs: save decision: %w", err)
 	}
@@ -56,7 +56,7 @@ func scan(r scanner) (Decision, error) {
 		text, by, answeredAt, closedAt sql.NullString
 	)
 	err := r.Scan(&d.ID, &kind, &d.Source.RunID, &d.Source.Title, &d.Question, &d.Call, &touches, &d.Reason,
-		&options, &d.Recommended, &d.FreeText, &created, &status, &option, &text, &by, &answeredAt, &closedAt)
+		&options, &d.Recommended, &d.Why, &d.FreeText, &created, &status, &option, &text, &by, &answeredAt, &closedAt)
 	if err != nil {
 		return d, err
 	}

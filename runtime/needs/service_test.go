@@ -397,3 +397,23 @@ func TestEventsInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestRecommendationKeptWithWhy: a permission's chosen recommendation and the line saying why are
+// stored with it and read back as they were given.
+func TestRecommendationKeptWithWhy(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := NewPermission(Source{RunID: "job_1", Title: "Fix the tests"}, "go test ./...", judge.Touches{Programs: []string{"go"}}, "In Ask mode this waits.").
+		Recommend(AllowOnce, "It changes only files in the run's own folder.")
+	a := f.ask(t, ctx, d)
+	got, err := f.s.Get(ctx, a.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Recommended != AllowOnce || got.Why != "It changes only files in the run's own folder." {
+		t.Fatalf("stored recommendation %d because %q", got.Recommended, got.Why)
+	}
+	cancel()
+	a.wait(t)
+}

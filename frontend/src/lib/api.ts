@@ -2,6 +2,8 @@
 // (session.ts), where its cookie goes along by itself; the UI never adds an Authorization header.
 
 import type { Decision } from './needs';
+import type { AnyRecord } from './records';
+import type { Session, SessionDetail } from './sessions';
 import type { AssignBody, Job } from './runs';
 import type { Moves, Person, Project, Status, Task, TaskFields } from './types';
 import { apiURL, forgetSession } from './session';
@@ -46,9 +48,13 @@ export function notifyUnauthorized(sentence = ''): void {
   unauthorized(sentence || errorSentence(401, null));
 }
 
-export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+export async function request<T>(method: string, path: string, body?: unknown, opts: { preloaded?: boolean } = {}): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
-  const init: RequestInit = { method, headers, credentials: 'same-origin', cache: 'no-store' };
+  // A request index.html preloads is made as the preload was (no Accept, the default cache), so
+  // the browser answers it with the preloaded response.
+  const init: RequestInit = opts.preloaded
+    ? { method, credentials: 'same-origin' }
+    : { method, headers, credentials: 'same-origin', cache: 'no-store' };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -82,7 +88,12 @@ export async function request<T>(method: string, path: string, body?: unknown): 
 const enc = encodeURIComponent;
 
 export const api = {
-  tasks: () => request<{ tasks: Task[] }>('GET', '/api/tasks').then((r) => r.tasks ?? []),
+  /** The tasks, and seq: the newest event the list reflects. */
+  tasks: (first = false) =>
+    request<{ tasks: Task[]; seq?: number }>('GET', '/api/tasks', undefined, { preloaded: first }).then((r) => ({
+      tasks: r.tasks ?? [],
+      seq: r.seq ?? 0,
+    })),
   states: () => request<{ states: Status[]; moves: Moves }>('GET', '/api/tasks/states'),
   createTask: (fields: TaskFields & { title: string }) => request<Task>('POST', '/api/tasks', fields),
   updateTask: (id: string, fields: TaskFields) => request<Task>('PATCH', `/api/tasks/${enc(id)}`, fields),
@@ -100,4 +111,19 @@ export const api = {
   needs: () =>
     request<{ needs: Decision[]; seq?: number }>('GET', '/api/needs').then((r) => ({ needs: r.needs ?? [], seq: r.seq ?? 0 })),
   answer: (id: string, a: { option: number } | { text: string }) => request<Decision>('POST', `/api/needs/${enc(id)}/answer`, a),
+  /** The newest 200 runs of every task: what the board's cards say of their tasks' runs. */
+  recentJobs: () => request<{ jobs: Job[] }>('GET', '/api/agent/jobs').then((r) => r.jobs ?? []),
+  /** A kind's records, and seq: the newest event the list reflects. */
+  records: <T extends AnyRecord>(path: string) =>
+    request<Record<string, unknown>>('GET', `/api/${path}`).then((r) => ({
+      list: ((r[path] as T[] | undefined) ?? []).filter((x) => !x.deletedAt),
+      seq: typeof r.seq === 'number' ? r.seq : 0,
+    })),
+  createRecord: <T extends AnyRecord>(path: string, fields: Record<string, unknown>) => request<T>('POST', `/api/${path}`, fields),
+  updateRecord: <T extends AnyRecord>(path: string, id: string, fields: Record<string, unknown>) =>
+    request<T>('PATCH', `/api/${path}/${enc(id)}`, fields),
+  deleteRecord: <T extends AnyRecord>(path: string, id: string) => request<T>('DELETE', `/api/${path}/${enc(id)}`),
+  sessions: () => request<{ sessions: Session[] | null }>('GET', '/api/agent/sessions?limit=200').then((r) => r.sessions ?? []),
+  session: (id: string) => request<SessionDetail>('GET', `/api/agent/sessions/${enc(id)}`),
+  deleteSession: (id: string) => request<Session>('DELETE', `/api/agent/sessions/${enc(id)}`),
 };

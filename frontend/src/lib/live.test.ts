@@ -157,6 +157,20 @@ describe('connectLive', () => {
     expect([resets, restarts]).toEqual([1, 0]);
   });
 
+  it('replays from since on the first stream only: a restart reads the lists again instead', () => {
+    connectLive({
+      EventSource: FakeES as unknown as typeof EventSource,
+      since: 41,
+      onEvent: () => {},
+      onState: () => {},
+      retryMs: () => 100,
+    });
+    expect(FakeES.all[0].url).toBe('/api/events?since=41');
+    FakeES.all[0].fail(FakeES.CLOSED);
+    vi.advanceTimersByTime(100);
+    expect(FakeES.all[1].url).toBe('/api/events');
+  });
+
   it('close() stops everything, including a pending retry', () => {
     const live = start();
     FakeES.all[0].fail(FakeES.CLOSED);

@@ -14,6 +14,12 @@ export type LiveState = 'connecting' | 'live' | 'reconnecting';
 
 export interface LiveOptions {
   url?: string;
+  /**
+   * The first stream replays the events after this sequence number (the oldest of the lists the
+   * caller read first), so nothing between those reads and the stream is missed. A stream opened
+   * again after a restart starts from now: the caller reads its lists again (onRestart).
+   */
+  since?: number;
   kinds?: readonly string[];
   onEvent: (ev: LiveEvent) => void;
   onState: (s: LiveState) => void;
@@ -51,7 +57,8 @@ export function connectLive(opts: LiveOptions): { close: () => void } {
 
   const open = (restart: boolean) => {
     opts.onState(restart ? 'reconnecting' : 'connecting');
-    const src = new ES(apiURL(url), { withCredentials: true });
+    const from = !restart && opts.since !== undefined && opts.since >= 0 ? opts.since : -1;
+    const src = new ES(apiURL(from >= 0 ? `${url}${url.includes('?') ? '&' : '?'}since=${from}` : url), { withCredentials: true });
     es = src;
     src.onopen = () => {
       attempt = 0;

@@ -21,6 +21,8 @@ export interface Decision {
   reason?: string;
   options: string[];
   recommended: number;
+  /** One line saying why the recommended option is the careful choice. */
+  why?: string;
   freeText: boolean;
   created: string;
   status: 'open' | 'answered' | 'withdrawn' | 'expired';

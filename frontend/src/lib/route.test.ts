@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRoute, routeHash, type Route } from './route';
+import { parseRoute, routeHash, screenOf, type Route } from './route';
 
 describe('routes', () => {
   it.each([
@@ -15,6 +15,14 @@ describe('routes', () => {
     ['#/needs', { name: 'needs' }],
     ['#/settings', { name: 'settings' }],
     ['#/settings/assistant', { name: 'settings', section: 'assistant' }],
+    ['#/projects', { name: 'projects' }],
+    ['#/projects/prj_1', { name: 'projects', id: 'prj_1' }],
+    ['#/projects/new', { name: 'projects', id: 'new' }],
+    ['#/pages/pag_2', { name: 'pages', id: 'pag_2' }],
+    ['#/people', { name: 'people' }],
+    ['#/repos/rep_3', { name: 'repos', id: 'rep_3' }],
+    ['#/sessions', { name: 'sessions' }],
+    ['#/sessions/job_4', { name: 'sessions', id: 'job_4' }],
   ] as [string, Route][])('parseRoute(%j)', (hash, want) => expect(parseRoute(hash)).toEqual(want));
 
   it.each([
@@ -24,5 +32,14 @@ describe('routes', () => {
     { name: 'settings', section: 'assistant' },
     { name: 'task', id: 'tsk_1' },
     { name: 'task', id: 'a/b c', run: 'job_2' },
+    { name: 'projects' },
+    { name: 'people', id: 'per_1' },
+    { name: 'pages', id: 'a/b' },
+    { name: 'sessions', id: 'job_9' },
   ] as Route[])('round-trips %j', (r) => expect(parseRoute(routeHash(r))).toEqual(r));
+
+  it('puts a task page under the board', () => {
+    expect(screenOf({ name: 'task', id: 't' })).toBe('board');
+    expect(screenOf({ name: 'repos', id: 'r' })).toBe('repos');
+  });
 });

@@ -355,3 +355,27 @@ describe('assigning', () => {
     expect(upsertJob(list, { ...a, status: 'failed' }).find((j) => j.id === 'a')?.status).toBe('failed');
   });
 });
+
+describe('run cards in words', () => {
+  it('names the settings as sentences, never as field names', async () => {
+    const { settingsSentence } = await import('./runs');
+    expect(
+      settingsSentence({ mode: 'ask', internet: true, sandbox: true, outside: 'read', git: 'local', trusted: false, maxMinutes: 0, maxTurns: 0, model: '', effort: '' }),
+    ).toBe('Ask mode; internet on, sandboxed; may read outside its folder; no commits');
+    expect(settingsSentence({ mode: 'unattended', internet: false, sandbox: false, outside: 'none', git: 'commit', askBeforeCommit: true, trusted: true })).toBe(
+      'Run unattended; internet off, no sandbox; stays in its folder; may commit, not push; asks before each commit; trusted folder',
+    );
+    expect(settingsSentence(null)).toBe('');
+  });
+
+  it("finds each task's newest run", async () => {
+    const { latestByTask, cardRunText } = await import('./runs');
+    const got = latestByTask([
+      { id: 'job_1', taskId: 't1', createdAt: '2025-01-01T10:00:00Z' },
+      { id: 'job_3', taskId: 't1', createdAt: '2025-01-02T10:00:00Z' },
+      { id: 'job_2', taskId: 't2', createdAt: '2025-01-01T11:00:00Z' },
+    ]);
+    expect(Object.fromEntries(got)).toEqual({ t1: 'job_3', t2: 'job_2' });
+    expect(cardRunText({ agent: 'claude', status: 'running' })).toBe('claude · Running');
+  });
+});

@@ -250,6 +250,38 @@ export function runSettingsLine(j: Pick<Job, 'status' | 'model' | 'observed' | '
   return [model, effort, context].join(' · ');
 }
 
+/**
+ * A run's rules as a person reads them: "Ask mode; internet on, sandboxed; may read outside its
+ * folder; no commits" (the words of the run's first event, from the server).
+ */
+export function settingsSentence(s: Partial<RunSettings> | undefined | null): string {
+  if (!s) return '';
+  const mode = s.mode === 'review' ? 'Review only' : s.mode === 'unattended' ? 'Run unattended' : 'Ask mode';
+  const net = `internet ${s.internet ? 'on' : 'off'}, ${s.sandbox ? 'sandboxed' : 'no sandbox'}`;
+  const outside =
+    s.outside === 'none' ? 'stays in its folder' : s.outside === 'readwrite' ? 'may change files outside its folder' : 'may read outside its folder';
+  const git = s.git === 'commit' ? 'may commit, not push' : s.git === 'any' ? 'may commit and push' : 'no commits';
+  const parts = [mode, net, outside, git];
+  if (s.askBeforeCommit && (s.git === 'commit' || s.git === 'any')) parts.push('asks before each commit');
+  if (s.trusted) parts.push('trusted folder');
+  return parts.join('; ');
+}
+
+/** The newest run of each task, of the runs given (any order). */
+export function latestByTask(jobs: readonly Pick<Job, 'id' | 'taskId' | 'createdAt'>[]): Map<string, string> {
+  const best = new Map<string, { id: string; at: string }>();
+  for (const j of jobs) {
+    const b = best.get(j.taskId);
+    if (!b || j.createdAt > b.at || (j.createdAt === b.at && j.id > b.id)) best.set(j.taskId, { id: j.id, at: j.createdAt });
+  }
+  return new Map([...best].map(([t, b]) => [t, b.id]));
+}
+
+/** What a board card says of its task's newest run: "claude · Running". */
+export function cardRunText(j: Pick<Job, 'agent' | 'status'>): string {
+  return `${j.agent} · ${runStatusLabel(j.status)}`;
+}
+
 // ---------- the trace ----------
 
 export type RowKind =

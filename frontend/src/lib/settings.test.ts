@@ -91,3 +91,15 @@ describe('problemText and agentOrder', () => {
     expect(agentOrder(list).map((a) => a.name)).toEqual(['b', 'd', 'a', 'c']);
   });
 });
+
+describe('agents not installed', () => {
+  it('fold into one line', async () => {
+    const { notInstalledLine } = await import('./settings');
+    const a = (name: string, installed: boolean, title = '') => ({ name, title, installed, signedIn: 'unknown' as const });
+    expect(notInstalledLine([a('claude', true), a('cursor', false, 'Cursor'), a('gemini', false, 'Gemini CLI'), a('qwen', false)])).toBe(
+      'Not installed: Cursor, Gemini CLI and qwen.',
+    );
+    expect(notInstalledLine([a('kimi', false, 'Kimi Code')])).toBe('Not installed: Kimi Code.');
+    expect(notInstalledLine([a('claude', true)])).toBe('');
+  });
+});

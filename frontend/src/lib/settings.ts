@@ -225,3 +225,22 @@ export function problemText(a: Agent): string {
 export function agentOrder(list: readonly Agent[]): Agent[] {
   return [...list.filter((a) => a.installed), ...list.filter((a) => !a.installed)];
 }
+
+/** The agents that are not installed, as one line: "Not installed: Cursor, Gemini CLI and Qwen Code." */
+export function notInstalledLine(list: readonly Agent[]): string {
+  const names = list.filter((a) => !a.installed).map((a) => a.title || a.name);
+  if (!names.length) return '';
+  const words = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+  return `Not installed: ${words}.`;
+}
+
+/** The sections of Settings, in page order: their address (#/settings/<id>) and name. */
+export const SETTINGS_SECTIONS = [
+  ['agents', 'Agents'],
+  ['profiles', 'Run profiles'],
+  ['assistant', 'Assistant'],
+  ['providers', 'Model providers'],
+  ['secrets', 'Secrets'],
+  ['keys', 'Editor keys'],
+  ['phones', 'Phones'],
+] as const;
