@@ -125,6 +125,23 @@ export interface Trace {
   retryInMs?: number;
   summary?: string;
   turns?: number;
+  /** On run.started and each run.tool_start: which OS sandbox confines the run (or the step). */
+  sandbox?: Enforcement;
+  /** On run.tool_end: its output says the OS sandbox stopped the command. */
+  sandboxStopped?: boolean;
+}
+
+/** Which OS sandbox confines a run or a step (engines.Enforcement): "" by for none. */
+export interface Enforcement {
+  by?: string;
+  whole?: boolean;
+  note: string;
+}
+
+/** A step's sandbox in a word or two, for its row: "sandboxed", "not sandboxed". */
+export function sandboxWord(e: Enforcement | undefined): string {
+  if (!e) return '';
+  return e.by ? 'sandboxed' : 'not sandboxed';
 }
 
 /** The run event kinds, as the run's SSE stream names them. */
@@ -313,6 +330,9 @@ export interface Row {
   failed?: boolean;
   done?: boolean;
   durationMs?: number;
+  /** What confined the step, and whether the sandbox stopped it. */
+  sandbox?: Enforcement;
+  sandboxStopped?: boolean;
   /** allow, refuse, ask; answered: allow, allow_run, deny; questions: ask, answered, recommended. */
   decision?: string;
   status?: string;
@@ -423,13 +443,13 @@ export function applyRunEvent(st: TraceState, ev: LiveEvent): TraceState {
     case 'run.tool_start': {
       const k = callKey(t);
       next.open = { ...st.open, [k]: st.rows.length };
-      add({ type: 'tool', text: t.tool ?? 'tool', tool: t.tool, toolId: t.toolId, step: t.step, input: t.input, done: false });
+      add({ type: 'tool', text: t.tool ?? 'tool', tool: t.tool, toolId: t.toolId, step: t.step, input: t.input, done: false, sandbox: t.sandbox });
       break;
     }
     case 'run.tool_end': {
       const k = callKey(t);
       const i = st.open[k];
-      const end = { output: t.output, failed: !!t.failed, done: true, durationMs: t.durationMs };
+      const end = { output: t.output, failed: !!t.failed, done: true, durationMs: t.durationMs, sandboxStopped: !!t.sandboxStopped };
       if (i !== undefined && st.rows[i]) {
         const rows = st.rows.slice();
         rows[i] = { ...rows[i], ...end, kind: ev.kind };

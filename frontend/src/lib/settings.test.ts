@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ago, agentOrder, canSignIn, codeParts, problemText, grantsText, liveKeys, phonesFrom, signInText, tunnelText, type Agent, type EditorKey } from './settings';
+import { ago, agentOrder, canSignIn, codeParts, problemText, sandboxText, grantsText, liveKeys, phonesFrom, signInText, tunnelText, type Agent, type EditorKey } from './settings';
 
 const agent = (a: Partial<Agent>): Agent => ({ name: 'claude', title: 'Claude Code', installed: true, signedIn: 'unknown', login: 'claude', ...a });
 
@@ -101,5 +101,15 @@ describe('agents not installed', () => {
     );
     expect(notInstalledLine([a('kimi', false, 'Kimi Code')])).toBe('Not installed: Kimi Code.');
     expect(notInstalledLine([a('claude', true)])).toBe('');
+  });
+});
+
+describe('sandboxText', () => {
+  const base = { name: 'opencode', title: 'OpenCode', installed: true, signedIn: 'unknown' as const };
+  it('says what confines the runs, or why nothing can', () => {
+    expect(sandboxText({ ...base, sandbox: { ok: true, by: 'ensemble', whole: true } })).toContain("Ensemble's OS sandbox");
+    expect(sandboxText({ ...base, sandbox: { ok: true, by: 'claude' } })).toContain('its own OS sandbox');
+    expect(sandboxText({ ...base, sandbox: { ok: false, problem: 'Install bubblewrap.' } })).toBe('Install bubblewrap.');
+    expect(sandboxText({ ...base, installed: false, sandbox: { ok: false, problem: 'x' } })).toBe('');
   });
 });

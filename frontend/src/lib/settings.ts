@@ -20,6 +20,26 @@ export interface Agent {
   models?: ReportedModel[] | null;
   /** What the agent says of each model, where it says more than names (spec 003 §3.2). */
   catalog?: ModelInfo[] | null;
+  /** Whether a run with the sandbox on can start here, and what confines it (engines.SandboxCheck). */
+  sandbox?: SandboxCheck | null;
+}
+
+/** Whether an agent's runs can be sandboxed on this computer. */
+export interface SandboxCheck {
+  ok: boolean;
+  /** Whose sandbox: the agent's own name, or "ensemble" for Ensemble's around the whole agent. */
+  by?: string;
+  whole?: boolean;
+  /** Why not, with what to install or to turn off. */
+  problem?: string;
+}
+
+/** What confines an agent's runs, in a line for Settings → Agents ("" when not installed). */
+export function sandboxText(a: Agent): string {
+  const c = a.sandbox;
+  if (!a.installed || !c) return '';
+  if (!c.ok) return c.problem ?? 'It cannot be sandboxed here.';
+  return c.whole ? "Sandboxed by Ensemble's OS sandbox, around the whole agent." : "Sandboxed by its own OS sandbox, with this run's folders.";
 }
 
 /** A model an agent reports: its id, and what it takes when known (engines.ModelInfo). */
