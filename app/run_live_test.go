@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/sandbox"
 )
 
 // scriptedAgent is a stand-in agent for the terminal test: it says something, asks permission for
@@ -24,6 +25,12 @@ func (scriptedAgent) Name() string { return "stand-in" }
 
 func (scriptedAgent) Start(ctx context.Context, spec engines.Spec, h engines.Host) (engines.Run, error) {
 	r := &pipeRun{done: make(chan struct{})}
+	// What confines it, as a real driver says: a sandbox of its own when the run asks for one.
+	enf := sandbox.Off
+	if spec.Sandbox.On {
+		enf = sandbox.Own("stand-in", "The stand-in agent")
+	}
+	h = sandbox.Receipt(h, enf)
 	go func() {
 		defer close(r.done)
 		h.Event(engines.Event{At: time.Now(), Kind: engines.EventStarted, Session: "s1", Model: "stand-in-1"})

@@ -124,6 +124,8 @@ func TestUIRunOnTaskPageWithNeedsMe(t *testing.T) {
 	// A tool row opens to show its input and output.
 	press(t, ctx, `.trace-row.tool summary`)
 	waitFor(t, ctx, "the tool row's input and output", `document.querySelector('.trace-row.tool details').open && document.querySelector('.trace-row.tool .tool-body').textContent.includes('(no output)')`)
+	// The step names what confined it (the run's sandbox is on by default).
+	waitFor(t, ctx, "the step's sandbox", `document.querySelector('.trace-row.tool [data-sandbox="stand-in"]')?.textContent === 'sandboxed' && document.querySelector('.trace-row.tool .tool-sandbox-note').textContent.includes('own OS sandbox')`)
 	screenshot(t, ctx, "task-run-1280.png", 1280)
 	screenshot(t, ctx, "task-run-390.png", 390)
 	// The same page in dark.
