@@ -220,6 +220,11 @@ func (s *Service) Turn(ctx context.Context, req TurnRequest, emit func(Event)) (
 	case stopped:
 		m.Text, m.Stopped, m.history = strings.TrimSpace(reply.Text), true, historyText(strings.TrimSpace(reply.Text), reply.Tools)
 		err = ErrStopped
+	case models.IsCutOff(err):
+		// What arrived stays, with the sentence after it, and a later turn is told it was cut off.
+		streamed := strings.TrimSpace(reply.Text)
+		m.Error, m.CutOff, m.Text = true, true, strings.TrimSpace(streamed+"\n\n"+err.Error())
+		m.history = cutOffHistory(streamed, reply.Tools)
 	case err != nil:
 		m.Error = true
 		if streamed := strings.TrimSpace(reply.Text); streamed != "" {
@@ -297,6 +302,19 @@ func historyText(text string, tools []ToolRow) string {
 		return ""
 	}
 	return strings.TrimSpace(text + "\n\n" + strings.Join(lines, "\n"))
+}
+
+// cutOffNote ends a cut-off reply in later turns' history, so the model knows its answer there
+// did not finish and the person may ask for the rest.
+const cutOffNote = "[This answer was cut off: the connection to the model broke before it finished, so the text above is all that arrived, and nothing after it was done.]"
+
+// cutOffHistory is what later turns send the model for a reply that broke off: the text that
+// arrived, the writes that landed before the break, and the note that it was cut off.
+func cutOffHistory(text string, tools []ToolRow) string {
+	if h := historyText(text, tools); h != "" {
+		text = h
+	}
+	return strings.TrimSpace(text + "\n\n" + cutOffNote)
 }
 
 const instructions = `You are Ensemble's assistant. You help the person with their tasks, using the tools you are given.
@@ -438,16 +456,22 @@ func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offe
 		emit(Event{Type: "tool", Tool: &row})
 		return row, msg, true
 	}
-	t := s.cfg.Tools.Get(c.Name)
-	if t == nil || !contains(offered, c.Name) {
-		return fail(fmt.Sprintf("There is no tool named %q in this turn; the tools are %s. Nothing was done.", c.Name, strings.Join(offered, ", ")))
-	}
-	row.IsWrite, row.Area, row.NoUndo = t.IsWrite, t.Area, t.Undoable == NoUndo
-	if err := s.writeAllowed(ctx, t); err != nil {
+	st, err := s.Settings(ctx)
+	if err != nil {
 		return fail(err.Error())
 	}
+	t := s.cfg.Tools.Get(c.Name)
+	if t != nil && !st.allows(t) {
+		// A write the person turned off is named as off, not as unknown.
+		row.IsWrite, row.Area = t.IsWrite, t.Area
+		return fail(toolOff(t))
+	}
+	if t == nil || !contains(offered, c.Name) {
+		return fail(unknownTool(c.Name, callable(offered, s.cfg.Tools, st)))
+	}
+	row.IsWrite, row.Area, row.NoUndo = t.IsWrite, t.Area, t.Undoable == NoUndo
 	if err := t.Validate(c.Input); err != nil {
-		return fail(fmt.Sprintf("The input for %s is not valid: %v. Nothing was done.", c.Name, err))
+		return fail(fmt.Sprintf("The input for %s is not valid, so nothing was done. %s", c.Name, err))
 	}
 	input, err := t.prepared(ctx, tc, rawOr(c.Input))
 	if err != nil {
@@ -494,10 +518,10 @@ func contains(l []string, s string) bool {
 
 // modelError is the sentence for a failed model call.
 func modelError(model string, err error) error {
-	if models.IsTimeout(err) || errors.Is(err, context.Canceled) {
+	if models.IsTimeout(err) || models.IsCutOff(err) || errors.Is(err, context.Canceled) {
 		return err
 	}
-	return fmt.Errorf("%s could not answer: %v", model, err)
+	return &sentenceError{fmt.Sprintf("%s could not answer: %s", model, sentence(err.Error())), err}
 }
 
 var (
