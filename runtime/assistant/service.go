@@ -123,7 +123,7 @@ type ToolRow struct {
 	Name    string `json:"name"`
 	IsWrite bool   `json:"isWrite,omitempty"`
 	// Status is "running", "done" or "error"; for a held write "proposed" (waiting for Apply in
-	// the chat), "waiting" (on Needs me) or "discarded".
+	// the chat), "waiting" (on Needs me, and for Apply in the chat) or "discarded".
 	Status  string `json:"status"`
 	Summary string `json:"summary,omitempty"`
 	Refs    []Ref  `json:"refs,omitempty"`
@@ -153,10 +153,21 @@ type Reply struct {
 	Usage          models.Usage `json:"usage"`
 }
 
-// Event is one piece of a turn as it happens: "conversation" (its id), "refs" (the records the
-// turn knows, before any text), "text" (a delta), "tool" (a tool row, when it starts and when it
-// ends) and "done" (the reply). A failed turn ends with the
-// error Turn returns instead of "done".
+// The kinds of [Event], in the order a turn sends them. The HTTP API streams them as they are,
+// with its own "error" last for a turn that failed (docs/assistant-turn.md).
+const (
+	EventConversation = "conversation" // the conversation's id, first
+	EventRefs         = "refs"         // the records the turn knows, before any text
+	EventText         = "text"         // a piece of the reply's text as it streams
+	EventTool         = "tool"         // a tool row, when its call starts and when it ends
+	EventDone         = "done"         // the finished reply, last
+)
+
+// EventKinds are the kinds of [Event] a turn sends.
+var EventKinds = []string{EventConversation, EventRefs, EventText, EventTool, EventDone}
+
+// Event is one piece of a turn as it happens: its Type is one of [EventKinds]. A failed turn ends
+// with the error Turn returns instead of "done".
 type Event struct {
 	Type           string   `json:"type"`
 	ConversationID string   `json:"conversationId,omitempty"`
@@ -212,7 +223,7 @@ func (s *Service) Turn(ctx context.Context, req TurnRequest, emit func(Event)) (
 	if err != nil {
 		return Reply{}, err
 	}
-	emit(Event{Type: "conversation", ConversationID: id})
+	emit(Event{Type: EventConversation, ConversationID: id})
 	reply, err := answer(tctx, id, req, settings.WritePolicy, history, emit)
 	stopped := err != nil && tctx.Err() != nil && !models.IsTimeout(err)
 	m := Message{Role: "assistant", Text: reply.Text, Tools: reply.Tools}
@@ -243,7 +254,7 @@ func (s *Service) Turn(ctx context.Context, req TurnRequest, emit func(Event)) (
 	if err != nil {
 		return reply, err
 	}
-	emit(Event{Type: "done", ConversationID: id, Reply: &reply})
+	emit(Event{Type: EventDone, ConversationID: id, Reply: &reply})
 	return reply, nil
 }
 
@@ -365,7 +376,7 @@ func (s *Service) run(ctx context.Context, provider models.Provider, convID stri
 		}
 		resp, err := provider.Stream(ctx, s.outbound(mreq), func(d string) {
 			streamed += d
-			emit(Event{Type: "text", Text: d})
+			emit(Event{Type: EventText, Text: d})
 		})
 		reply.Steps = step + 1
 		reply.Usage.InputTokens += resp.Usage.InputTokens
@@ -384,7 +395,7 @@ func (s *Service) run(ctx context.Context, provider models.Provider, convID stri
 				nudged = true
 				msgs = append(msgs, models.Message{Role: "assistant", Text: resp.Text}, models.Message{Role: "user", Text: nudge})
 				streamed += "\n\n"
-				emit(Event{Type: "text", Text: "\n\n"})
+				emit(Event{Type: EventText, Text: "\n\n"})
 				continue
 			}
 			if text == "" {
@@ -405,7 +416,7 @@ func (s *Service) run(ctx context.Context, provider models.Provider, convID stri
 		msgs = append(msgs, models.Message{Role: "user", ToolResults: results})
 		if resp.Text != "" {
 			streamed += "\n\n"
-			emit(Event{Type: "text", Text: "\n\n"})
+			emit(Event{Type: EventText, Text: "\n\n"})
 		}
 	}
 	reply.Text = streamed
@@ -416,7 +427,7 @@ func (s *Service) run(ctx context.Context, provider models.Provider, convID stri
 // message goes to the model with the writes still held and the turn's context block in front.
 func (s *Service) begin(ctx context.Context, convID string, req TurnRequest, emit func(Event)) (*turnPrep, string) {
 	prep := s.prepare(ctx, convID, req)
-	emit(Event{Type: "refs", Refs: prep.known()})
+	emit(Event{Type: EventRefs, Refs: prep.known()})
 	text := req.Text
 	if note := s.heldNote(ctx, convID); note != "" {
 		text = note + "\n\n" + text
@@ -453,7 +464,7 @@ func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offe
 	row := ToolRow{CallID: c.ID, Name: c.Name, Status: "running"}
 	fail := func(msg string) (ToolRow, string, bool) {
 		row.Status, row.Summary = "error", s.hide(msg)
-		emit(Event{Type: "tool", Tool: &row})
+		emit(Event{Type: EventTool, Tool: &row})
 		return row, msg, true
 	}
 	st, err := s.Settings(ctx)
@@ -482,16 +493,16 @@ func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offe
 		if err != nil {
 			return fail(err.Error())
 		}
-		emit(Event{Type: "tool", Tool: &held})
+		emit(Event{Type: EventTool, Tool: &held})
 		return held, told, false
 	}
-	emit(Event{Type: "tool", Tool: &row})
+	emit(Event{Type: EventTool, Tool: &row})
 	res, err := t.dispatch(ctx, tc, input)
 	if err != nil {
 		return fail(err.Error())
 	}
 	row.Status, row.Summary, row.Refs, row.Group = "done", s.hide(res.Summary), resultRefs(t, res), res.Group
-	emit(Event{Type: "tool", Tool: &row})
+	emit(Event{Type: EventTool, Tool: &row})
 	content := res.Summary
 	if res.Data != nil {
 		b, _ := json.Marshal(res.Data)
