@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ensemblework/ensemble/engines"
@@ -50,7 +51,14 @@ func TestAssistantOnPlans(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives the real agent CLIs; not in -short")
 	}
-	for _, a := range []planAgent{{
+	for _, a := range planAgents() {
+		t.Run(a.provider, func(t *testing.T) { assistantOnPlan(t, a) })
+	}
+}
+
+// planAgents are the plans' real agent CLIs, pinned.
+func planAgents() []planAgent {
+	return []planAgent{{
 		provider: "claude-code", agent: "claude", pkg: "@anthropic-ai/claude-code", version: "2.1.197", bin: "claude",
 		model: "claude-sonnet-4-5", toolsOff: true, mcp: "mcp__ensemble__",
 		driver: func(bin string, log *slog.Logger) engines.Driver {
@@ -95,9 +103,7 @@ func TestAssistantOnPlans(t *testing.T) {
 			}
 		},
 		fresh: true,
-	}} {
-		t.Run(a.provider, func(t *testing.T) { assistantOnPlan(t, a) })
-	}
+	}}
 }
 
 func assistantOnPlan(t *testing.T, a planAgent) {
@@ -176,4 +182,84 @@ func assistantOnPlan(t *testing.T, a planAgent) {
 	case !a.fresh && (transcript || len(last.Messages) < 4):
 		t.Errorf("the second turn did not resume the session: %d messages, last %q", len(last.Messages), last.LastUserText())
 	}
+}
+
+// TestAssistantOnPlansCutOff runs each plan's real agent CLI against a model whose every reply
+// breaks off (the connection dropped, or the body ended before its end marker), so that the
+// agent's own retries break off too: the chat ends saying the answer was cut off, the saved reply
+// is marked so with the text that came, and the next message tells the agent. Gemini CLI 0.61.0
+// takes a body that ends early as a whole reply after its retries and says nothing of it over ACP,
+// so only its dropped connection can be told.
+func TestAssistantOnPlansCutOff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives the real agent CLIs; not in -short")
+	}
+	breaks := map[string][]string{
+		"claude": {enginetest.BreakDrop, enginetest.BreakEnd}, "codex": {enginetest.BreakDrop, enginetest.BreakEnd},
+		"opencode": {enginetest.BreakDrop}, "gemini": {enginetest.BreakDrop},
+	}
+	for _, a := range planAgents() {
+		for _, brk := range breaks[a.agent] {
+			t.Run(a.provider+"/"+brk, func(t *testing.T) { assistantOnPlanCutOff(t, a, brk) })
+		}
+	}
+}
+
+func assistantOnPlanCutOff(t *testing.T, a planAgent, brk string) {
+	bin := enginetest.InstallNPM(t, a.pkg, a.version, a.bin)
+	if !enginetest.InLoopbackNamespace(t) {
+		return
+	}
+	model := enginetest.NewServer(t)
+	a.setup(t, model.URL)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: t.TempDir(), Addr: "127.0.0.1:0", Log: log,
+		Drivers: map[string]engines.Driver{a.agent: a.driver(bin, log)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	data := "--data=" + rt.cfg.DataDir
+
+	cut := enginetest.Say("The first half of the answer")
+	cut.BreakOff = brk
+	var answered atomic.Bool // every reply breaks off until the first message is over
+	model.Script(cut.When(enginetest.Match{Func: func(*enginetest.Request) bool { return !answered.Load() }}).Forever())
+	code, out := ensemble(t, data, "chat", "--provider", a.provider, "--model", a.model, "tell me something")
+	if code != 1 || !strings.Contains(out, "The connection between "+aiPlanTitle(a.provider)+" and its model, "+a.model+", broke off before") {
+		t.Fatalf("chat: %d %q", code, out)
+	}
+	id := regexp.MustCompile(`cnv_[0-9a-f]+`).FindString(out)
+	var text string
+	var cutOff bool
+	if err := rt.store.Reader().QueryRow(`SELECT text, cut_off FROM assistant_messages WHERE conversation_id = ? AND role = 'assistant'`, id).Scan(&text, &cutOff); err != nil || !cutOff {
+		t.Fatalf("saved reply %q, cut off %v (%v)", text, cutOff, err)
+	}
+	if strings.Contains(out, "The first half of the answer") && !strings.HasPrefix(text, "The first half of the answer\n\n") {
+		t.Errorf("the saved reply does not keep the text that came: %q", text)
+	}
+
+	// The next message tells the agent its last answer was cut off: in the resumed session's
+	// prompt, or in the conversation so far for an agent that starts afresh.
+	answered.Store(true)
+	model.Script(enginetest.Say("Here is all of it."))
+	code, out = ensemble(t, data, "chat", "--conversation", id, "--provider", a.provider, "--model", a.model, "go on")
+	if code != 0 || !strings.Contains(out, "Here is all of it.") {
+		t.Fatalf("second message: %d %q", code, out)
+	}
+	reqs := model.Requests()
+	var told bool
+	for _, r := range reqs[len(reqs)-1].Messages {
+		for _, b := range r.Blocks {
+			told = told || strings.Contains(b.Text, "cut off")
+		}
+	}
+	if !told {
+		t.Errorf("the agent was not told its last answer was cut off: %q", reqs[len(reqs)-1].LastUserText())
+	}
+}
+
+// aiPlanTitle is how the sentences name a plan's agent.
+func aiPlanTitle(provider string) string {
+	return map[string]string{"claude-code": "Claude Code", "codex": "Codex", "opencode": "OpenCode", "gemini-cli": "Gemini CLI"}[provider]
 }

@@ -114,6 +114,11 @@ type Result struct {
 	// Gone is set when the session asked for in Spec.Resume no longer exists at the agent; the
 	// caller starts a new session with the full brief.
 	Gone bool
+	// CutOff is set when the model's reply the agent was streaming broke off before its end (the
+	// agent's connection to its model dropped, or the body ended early) and the agent did not
+	// get it whole on a retry: Summary is the part of it that arrived. The agent may have ended
+	// the run with an error for it, or taken the part as the whole reply.
+	CutOff bool
 }
 
 // Usage is what a run spent.

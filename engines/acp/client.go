@@ -343,6 +343,20 @@ func statusErr(err error) (*acpsdk.RequestError, bool) {
 	return re, ok
 }
 
+// streamBroke reports whether a prompt's error is the agent's JavaScript runtime saying the body of
+// its model's reply broke off: Node's fetch (undici) fails the read with "terminated", Bun's
+// with "The socket connection was closed unexpectedly". The agents retry such a reply themselves
+// first; this is the error they give up with.
+func streamBroke(err error) bool {
+	re, ok := statusErr(err)
+	if !ok {
+		return false
+	}
+	msg := strings.ToLower(strings.TrimSpace(re.Message))
+	return msg == "terminated" || strings.HasSuffix(msg, ": terminated") ||
+		strings.Contains(msg, "socket connection was closed unexpectedly")
+}
+
 // authRequired reports whether err is the agent saying it has no sign-in.
 func authRequired(err error) bool {
 	if re, ok := statusErr(err); ok {

@@ -290,6 +290,11 @@ func (s *serve) prompt(text string) error {
 		if authRequired(res.err) {
 			return s.p.signedOut()
 		}
+		if streamBroke(res.err) {
+			s.c.mu.Lock()
+			s.res.CutOff, s.res.Summary = true, s.c.last // what arrived of the reply that broke off
+			s.c.mu.Unlock()
+		}
 		return s.fail("%s: %w", s.p.Title, res.err)
 	}
 	s.addUsage(res.resp)

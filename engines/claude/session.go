@@ -46,6 +46,11 @@ type session struct {
 	toolNames map[string]string // tool_use id → tool name
 	result    *message
 	gone      bool
+	// The model's reply streaming now (chat turns' partial messages): open from its
+	// message_start until its message_stop, with the text that arrived of it. A reply still open
+	// when the run ends broke off, whether Claude Code failed the run for it or took it as whole.
+	replyOpen bool
+	replyText strings.Builder
 }
 
 var _ controlHandler = (*session)(nil)
@@ -170,7 +175,24 @@ func (s *session) line(raw []byte) {
 	case "result":
 		s.finish(m)
 	case "stream_event":
-		if e := m.Event; e != nil && e.Type == "content_block_delta" && e.Delta != nil && e.Delta.Type == "text_delta" && m.ParentToolUseID == nil {
+		e := m.Event
+		if e == nil || m.ParentToolUseID != nil {
+			return
+		}
+		switch {
+		case e.Type == "message_start":
+			s.mu.Lock()
+			s.replyOpen = true
+			s.replyText.Reset()
+			s.mu.Unlock()
+		case e.Type == "message_stop":
+			s.mu.Lock()
+			s.replyOpen = false
+			s.mu.Unlock()
+		case e.Type == "content_block_delta" && e.Delta != nil && e.Delta.Type == "text_delta":
+			s.mu.Lock()
+			s.replyText.WriteString(e.Delta.Text)
+			s.mu.Unlock()
 			s.emit(engines.Event{Kind: engines.EventDelta, Text: e.Delta.Text})
 		}
 	case "keep_alive", "rate_limit_event", "tool_progress", "tool_use_summary", "auth_status", "streamlined_text", "streamlined_tool_use_summary":
@@ -313,6 +335,10 @@ func (s *session) outcome(stopped bool) (engines.Result, error) {
 		res.Summary = m.Result
 		res.Turns = m.NumTurns
 		res.Usage = usageOf(*m)
+	}
+	if s.replyOpen && !stopped {
+		// The model's last reply never reached its message_stop: what arrived of it is the answer.
+		res.CutOff, res.Summary = true, s.replyText.String()
 	}
 	switch {
 	case stopped:

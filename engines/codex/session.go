@@ -46,6 +46,7 @@ type session struct {
 	completed bool
 	status    string // the turn's status at turn/completed
 	turnErr   string
+	cutOff    bool // the failed turn's model stream broke off
 	turns     int
 	failure   error // the run could not go on (signed out, a refused start)
 	gone      bool
@@ -239,7 +240,8 @@ func (s *session) notify(method string, raw json.RawMessage) {
 				ID     string `json:"id"`
 				Status string `json:"status"`
 				Error  *struct {
-					Message string `json:"message"`
+					Message        string          `json:"message"`
+					CodexErrorInfo json.RawMessage `json:"codexErrorInfo"`
 				} `json:"error"`
 			} `json:"turn"`
 		}
@@ -253,6 +255,7 @@ func (s *session) notify(method string, raw json.RawMessage) {
 		s.status = p.Turn.Status
 		if p.Turn.Error != nil {
 			s.turnErr = p.Turn.Error.Message
+			s.cutOff = streamDisconnected(p.Turn.Error.Message, p.Turn.Error.CodexErrorInfo)
 		}
 		s.mu.Unlock()
 		if p.Turn.Status == "failed" && p.Turn.Error != nil && !s.stopping.Load() {
@@ -387,7 +390,7 @@ func (s *session) outcome(stopped bool) (engines.Result, error) {
 	if s.gone {
 		return engines.Result{Gone: true}, nil
 	}
-	res := engines.Result{SessionID: s.threadID, Summary: s.last, Turns: s.turns, Usage: s.usage}
+	res := engines.Result{SessionID: s.threadID, Summary: s.last, Turns: s.turns, Usage: s.usage, CutOff: s.cutOff && !stopped}
 	switch {
 	case stopped:
 		return res, engines.ErrStopped
@@ -405,4 +408,20 @@ func (s *session) outcome(stopped bool) (engines.Result, error) {
 		text = "the turn ended as " + s.status
 	}
 	return res, fmt.Errorf("codex: the run failed: %s", text)
+}
+
+// streamDisconnected reports whether a failed turn's error is Codex giving up on a model reply
+// whose stream broke off (after its own retries): codexErrorInfo responseStreamDisconnected, or
+// the message Codex says it with.
+func streamDisconnected(message string, info json.RawMessage) bool {
+	const disconnected = "responseStreamDisconnected"
+	var name string
+	var variant map[string]json.RawMessage
+	switch {
+	case json.Unmarshal(info, &name) == nil && name == disconnected:
+		return true
+	case json.Unmarshal(info, &variant) == nil && variant[disconnected] != nil:
+		return true
+	}
+	return strings.HasPrefix(message, "stream disconnected before completion")
 }

@@ -22,8 +22,9 @@
 // # Scripts
 //
 // A [Script] is a list of [Step]s, one per model request: text, thinking and
-// text, tool calls, an HTTP error, a delay, or a hang until the client goes
-// away. Steps are consumed in order, across all endpoints: a request takes
+// text, tool calls, an HTTP error, a delay, a hang until the client goes
+// away, or content that breaks off before the wire format's closing events
+// ([Step.DropConnection], [Step.EndEarly]). Steps are consumed in order, across all endpoints: a request takes
 // the first unconsumed step that accepts it (a step without [Match] accepts
 // every main request). When the script runs out the server answers
 // [ExhaustedText] and records it; [NewServer] fails the test for it.

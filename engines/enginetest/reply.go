@@ -17,7 +17,7 @@ type reply struct {
 	text     string
 	calls    []resolvedCall
 	// open leaves a stream without its closing events (a step that hangs
-	// after its content).
+	// or breaks off after its content).
 	open  bool
 	usage usage
 }
@@ -60,7 +60,7 @@ func (r reply) summary() string {
 
 // resolve turns a step into the reply for r.
 func (s *Server) resolve(r *Request, st *Step) reply {
-	rep := reply{thinking: st.Thinking, text: st.Text, open: st.Hang}
+	rep := reply{thinking: st.Thinking, text: st.Text, open: st.Hang || st.BreakOff != ""}
 	for _, c := range st.Calls {
 		rc := resolvedCall{id: c.ID, name: c.Name, custom: c.Custom}
 		switch {
@@ -250,6 +250,9 @@ type output struct {
 	f      http.Flusher
 	stream bool
 	err    error
+	// cut sends only the first half of a whole (non-streamed) body: a reply
+	// that breaks off.
+	cut bool
 }
 
 func newOutput(w http.ResponseWriter, stream bool) *output {
@@ -301,8 +304,18 @@ func (o *output) flush() {
 	}
 }
 
-// json writes a whole non-streamed body.
-func (o *output) json(v any) { writeJSON(o.w, http.StatusOK, v) }
+// json writes a whole non-streamed body, or the first half of it when cut.
+func (o *output) json(v any) {
+	if !o.cut {
+		writeJSON(o.w, http.StatusOK, v)
+		return
+	}
+	b, _ := json.Marshal(v)
+	o.w.Header().Set("Content-Type", "application/json")
+	o.w.WriteHeader(http.StatusOK)
+	_, o.err = o.w.Write(b[:len(b)/2])
+	o.flush()
+}
 
 // writeAPIError answers an HTTP error in the wire format's own error shape.
 func writeAPIError(w http.ResponseWriter, api API, status int, typ, msg string, retryAfter time.Duration) {

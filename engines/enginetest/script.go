@@ -47,6 +47,12 @@ type Step struct {
 	// Hang, after streaming whatever else the step holds (nothing for a bare
 	// Hang), blocks until the client goes away or the server closes.
 	Hang bool `json:"hang,omitempty"`
+	// BreakOff ends the reply after its content without the wire format's
+	// closing events (Anthropic's message_delta and message_stop, the
+	// Responses API's response.completed, Chat Completions' finish_reason
+	// chunk and [DONE], Gemini's finishReason): [BreakDrop] or [BreakEnd].
+	// A reply that is not streamed is cut halfway through its JSON body.
+	BreakOff string `json:"break_off,omitempty"`
 
 	// Match limits the step to the requests it accepts.
 	Match *Match `json:"match,omitempty"`
@@ -135,6 +141,24 @@ func RateLimited(retryAfter time.Duration) Step {
 // Hang is a step that never answers: the handler returns when the client
 // goes away.
 func Hang() Step { return Step{Hang: true} }
+
+// The ways a reply breaks off (Step.BreakOff).
+const (
+	// BreakDrop drops the connection mid-body, as a failing network does:
+	// the client reads an unexpected EOF (or a reset).
+	BreakDrop = "drop"
+	// BreakEnd ends the body cleanly where it is, as a server or proxy that
+	// gives up does: the client reads a plain end of stream.
+	BreakEnd = "end"
+)
+
+// DropConnection returns a copy of s that streams its content, then drops
+// the connection before the wire format's closing events.
+func (s Step) DropConnection() Step { s.BreakOff = BreakDrop; return s }
+
+// EndEarly returns a copy of s that streams its content, then ends the body
+// cleanly before the wire format's closing events.
+func (s Step) EndEarly() Step { s.BreakOff = BreakEnd; return s }
 
 // Call returns a copy of s that also calls the named tool.
 func (s Step) Call(name string, input any) Step {
@@ -254,6 +278,13 @@ func ReadScript(path string) (Script, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sc); err != nil {
 		return Script{}, fmt.Errorf("enginetest: parse script %s: %w", path, err)
+	}
+	for i, st := range sc.Steps {
+		switch st.BreakOff {
+		case "", BreakDrop, BreakEnd:
+		default:
+			return Script{}, fmt.Errorf("enginetest: parse script %s: %s: break_off %q is not %q or %q", path, st.label(i), st.BreakOff, BreakDrop, BreakEnd)
+		}
 	}
 	return sc, nil
 }

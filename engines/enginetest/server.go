@@ -396,6 +396,8 @@ func (s *Server) serveModel(w http.ResponseWriter, req *http.Request, api API) {
 		answer = fmt.Sprintf("HTTP %d", step.Status)
 	case step != nil && step.Hang && rep.empty():
 		answer = "hang"
+	case step != nil && step.BreakOff != "":
+		answer += ", then break off (" + step.BreakOff + ")"
 	}
 	s.logf("enginetest: request %d %s model=%q side=%q step=%d last user %q -> %s",
 		r.Seq, api, r.Model, r.Side, r.Step, clip(r.LastUserText(), 80), answer)
@@ -424,6 +426,7 @@ func (s *Server) serveModel(w http.ResponseWriter, req *http.Request, api API) {
 	}
 	rep.usage = usage{input: estimateTokens(len(body)), output: estimateTokens(rep.size())}
 	out := newOutput(w, r.Stream)
+	out.cut = step != nil && step.BreakOff != ""
 	switch api {
 	case Anthropic:
 		s.writeAnthropic(out, r, rep)
@@ -436,6 +439,11 @@ func (s *Server) serveModel(w http.ResponseWriter, req *http.Request, api API) {
 	}
 	if hang {
 		s.hang(ctx)
+	}
+	if step != nil && step.BreakOff == BreakDrop {
+		// net/http closes the connection without ending the chunked body:
+		// the client's read fails as it does when a network drops.
+		panic(http.ErrAbortHandler)
 	}
 }
 

@@ -2,14 +2,12 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/assistant"
-	"github.com/ensemblework/ensemble/runtime/models"
 )
 
 // mountAssistant adds the assistant's routes:
@@ -46,11 +44,9 @@ func (s *Server) mountAssistant(api func(string, http.HandlerFunc)) {
 	s.mountSkills(api)
 }
 
-// assistantTurn answers one message, streaming the turn as server-sent events: "conversation"
-// {conversationId}, "refs" {refs: [{kind, id, title}]} (the records the turn knows, before any
-// text), "text" {text} (deltas), "tool" {tool} (a row when it starts and when it ends),
-// then "done" {reply} or "error" {error, kind} (kind: "failed", "timeout" or "stopped"). A request
-// refused before the turn starts is answered with a JSON error instead.
+// assistantTurn answers one message, streaming the turn as server-sent events (turnStream; every
+// event, its fields and order are in docs/assistant-turn.md). A request refused before the turn
+// starts is answered with a JSON error instead.
 func (s *Server) assistantTurn(w http.ResponseWriter, r *http.Request) {
 	var req assistant.TurnRequest
 	if err := decode(w, r, &req); err != nil {
@@ -102,22 +98,9 @@ func (s *Server) assistantTurn(w http.ResponseWriter, r *http.Request) {
 	_, err := s.opts.Assistant.Turn(r.Context(), req, func(e assistant.Event) {
 		mu.Lock()
 		defer mu.Unlock()
-		start()
-		switch e.Type {
-		case "conversation":
-			write(e.Type, map[string]string{"conversationId": e.ConversationID})
-		case "text":
-			write(e.Type, map[string]string{"text": e.Text})
-		case "tool":
-			write(e.Type, map[string]any{"tool": e.Tool})
-		case "refs":
-			refs := e.Refs
-			if refs == nil {
-				refs = []assistant.Ref{}
-			}
-			write(e.Type, map[string]any{"refs": refs})
-		case "done":
-			write(e.Type, map[string]any{"reply": e.Reply})
+		if data, ok := turnEventData(e); ok {
+			start()
+			write(e.Type, data)
 		}
 	})
 	mu.Lock()
@@ -129,14 +112,8 @@ func (s *Server) assistantTurn(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	kind := "failed"
-	switch {
-	case r.Context().Err() != nil:
+	if r.Context().Err() != nil {
 		return // the client went away
-	case models.IsTimeout(err):
-		kind = "timeout"
-	case errors.Is(err, assistant.ErrStopped):
-		kind = "stopped"
 	}
-	write("error", map[string]string{"error": err.Error(), "kind": kind})
+	write(turnEventError, turnError{Error: err.Error(), Kind: turnErrorKind(err)})
 }

@@ -22,6 +22,31 @@ func areaOff(t *Tool) error {
 	return fmt.Errorf("The person has turned off the assistant's changes to %s (Settings → Assistant); nothing was done.", t.Area)
 }
 
+// toolOff is the sentence for a call of a write the person turned off: the tool is named as off.
+func toolOff(t *Tool) string {
+	return fmt.Sprintf("%s is off: the person has turned off the assistant's changes to %s (Settings → Assistant), so nothing was done.", t.Name, t.Area)
+}
+
+// callable is what a turn's model may call of offered: the tools the settings allow.
+func callable(offered []string, reg *Registry, st Settings) []string {
+	var out []string
+	for _, n := range offered {
+		if st.allows(reg.Get(n)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// unknownTool is the sentence for a call of a tool the turn does not have: it names the tools the
+// model may call, and only those.
+func unknownTool(name string, may []string) string {
+	if len(may) == 0 {
+		return fmt.Sprintf("There is no tool named %q in this turn, and no tool can be called now. Nothing was done.", name)
+	}
+	return fmt.Sprintf("There is no tool named %q in this turn; the tools you can call are %s. Nothing was done.", name, strings.Join(may, ", "))
+}
+
 // writeAllowed checks a write against the settings as they are now, at a call and again at Apply.
 func (s *Service) writeAllowed(ctx context.Context, t *Tool) error {
 	if !t.IsWrite {

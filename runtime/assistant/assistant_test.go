@@ -136,10 +136,13 @@ func TestUnknownToolAndInvalidInputDispatchNothing(t *testing.T) {
 			if len(reqs) != 4 {
 				t.Fatalf("%d requests", len(reqs))
 			}
-			want := []string{"There is no tool named \"hub_delete_everything\"", "The input for hub_create_tasks is not valid", "The input for hub_create_tasks is not valid"}
+			want := []string{"There is no tool named \"hub_delete_everything\" in this turn; the tools you can call are ",
+				"The input for hub_create_tasks is not valid, so nothing was done. The field tasks[0].title is missing; it is required. " +
+					"The field tasks[0].name is not one of the fields of tasks[0] (due, labels, page, priority, status and title).",
+				"The input for hub_create_tasks is not valid, so nothing was done. The field tasks[0].status must be one of “proposed”, “todo”, “in_progress”, “waiting_approval”, “blocked”, “done” or “dropped”, not “someday”."}
 			for i, w := range want {
 				tr, ok := reqs[i+1].LastToolResult()
-				if !ok || !strings.Contains(tr.Content, w) || !strings.Contains(tr.Content, "Nothing was done.") {
+				if !ok || !strings.Contains(tr.Content, w) || !strings.Contains(strings.ToLower(tr.Content), "nothing was done") {
 					t.Fatalf("request %d tool result %+v, want %q", i+1, tr, w)
 				}
 				if wire == "anthropic" && !tr.IsError {

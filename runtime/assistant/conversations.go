@@ -47,13 +47,15 @@ type Conversation struct {
 }
 
 // Message is one saved message. An error message's text ends with the sentence that says what went
-// wrong; a stopped one holds what was streamed before Stop.
+// wrong; a stopped one holds what was streamed before Stop. A cut-off one is an error message
+// whose model stream broke off: its text is what arrived, then the sentence saying so.
 type Message struct {
 	ID      string    `json:"id"`
 	Role    string    `json:"role"` // "user" or "assistant"
 	Text    string    `json:"text"`
 	Error   bool      `json:"error,omitempty"`
 	Stopped bool      `json:"stopped,omitempty"`
+	CutOff  bool      `json:"cutOff,omitempty"`
 	Tools   []ToolRow `json:"tools,omitempty"`
 	At      time.Time `json:"at"`
 
@@ -164,9 +166,9 @@ func insertMessage(t *ledger.Tx, convID string, m Message) error {
 		}
 	}
 	_, err := t.ExecContext(t.Context(), `INSERT INTO assistant_messages
-		(id, conversation_id, seq, role, text, history, error, stopped, tools, created_at)
-		VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM assistant_messages WHERE conversation_id = ?), ?, ?, ?, ?, ?, ?, ?)`,
-		m.ID, convID, convID, m.Role, m.Text, m.history, m.Error, m.Stopped, string(tools), stamp(t.Now()))
+		(id, conversation_id, seq, role, text, history, error, stopped, cut_off, tools, created_at)
+		VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM assistant_messages WHERE conversation_id = ?), ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.ID, convID, convID, m.Role, m.Text, m.history, m.Error, m.Stopped, m.CutOff, string(tools), stamp(t.Now()))
 	if err != nil {
 		return fmt.Errorf("assistant: save message in %s: %w", convID, err)
 	}
@@ -183,7 +185,7 @@ func readMessages(ctx context.Context, db querier, id string, limit int) ([]Mess
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := db.QueryContext(ctx, `SELECT id, role, text, history, error, stopped, tools, created_at FROM (
+	rows, err := db.QueryContext(ctx, `SELECT id, role, text, history, error, stopped, cut_off, tools, created_at FROM (
 		SELECT * FROM assistant_messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`, id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("assistant: read messages of %s: %w", id, err)
@@ -195,7 +197,7 @@ func readMessages(ctx context.Context, db querier, id string, limit int) ([]Mess
 			m         Message
 			tools, at string
 		)
-		if err := rows.Scan(&m.ID, &m.Role, &m.Text, &m.history, &m.Error, &m.Stopped, &tools, &at); err != nil {
+		if err := rows.Scan(&m.ID, &m.Role, &m.Text, &m.history, &m.Error, &m.Stopped, &m.CutOff, &tools, &at); err != nil {
 			return nil, fmt.Errorf("assistant: read messages of %s: %w", id, err)
 		}
 		if err := json.Unmarshal([]byte(tools), &m.Tools); err != nil {
@@ -211,12 +213,13 @@ func readMessages(ctx context.Context, db querier, id string, limit int) ([]Mess
 }
 
 // historyOf is what a turn sends the model of the messages before it: error messages (and a stopped
-// reply with no text) are skipped, roles alternate starting with the person, the last message is the
-// assistant's, and at most HistoryMessages are kept.
+// reply with no text) are skipped, but not a cut-off reply, whose history says it was cut off; roles
+// alternate starting with the person, the last message is the assistant's, and at most
+// HistoryMessages are kept.
 func historyOf(msgs []Message) []models.Message {
 	var hist []models.Message
 	for _, m := range msgs {
-		if m.Error || m.Stopped && strings.TrimSpace(m.Text) == "" && m.history == "" {
+		if m.Error && !m.CutOff || m.Stopped && strings.TrimSpace(m.Text) == "" && m.history == "" {
 			continue
 		}
 		text := m.Text

@@ -21,14 +21,19 @@ const (
 	discarded = "discarded"
 )
 
-// holdPolicy is the policy a write of t runs under: "" to run it now, else why it waits.
+// holdPolicy is the policy a write of t runs under: "" to run it now, else why it waits. Under
+// needs-me every held write waits on Needs me, those that always wait (an agent's assignment, a
+// workflow) too: the riskiest writes are the last that should wait where a person on a phone
+// never sees them.
 func holdPolicy(t *Tool, policy string) string {
 	switch {
 	case !t.IsWrite:
 		return ""
+	case policy == NeedsMe:
+		return NeedsMe
 	case t.AlwaysHold:
 		return "always"
-	case policy == Preview || policy == NeedsMe:
+	case policy == Preview:
 		return policy
 	}
 	return ""
@@ -43,12 +48,20 @@ func (s *Service) hold(ctx context.Context, tc *ToolContext, convID string, t *T
 		return ToolRow{}, "", err
 	}
 	id := ledger.NewID("prp_")
+	var decision string
 	err = s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
+		if policy == NeedsMe {
+			// Its card is stored with it: a held write never waits where no one is shown it.
+			var err error
+			if decision, err = s.postNeedsMe(tx, t, preview); err != nil {
+				return err
+			}
+		}
 		now := stamp(tx.Now())
 		_, err := tx.ExecContext(tx.Context(), `INSERT INTO assistant_proposals
-			(id, conversation_id, call_id, tool, input, preview, policy, status, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, 'proposed', ?, ?)`,
-			id, convID, callID, t.Name, string(input), preview, policy, now, now)
+			(id, conversation_id, call_id, tool, input, preview, policy, status, decision_id, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, 'proposed', ?, ?, ?)`,
+			id, convID, callID, t.Name, string(input), preview, policy, decision, now, now)
 		if err != nil {
 			return err
 		}
@@ -61,11 +74,15 @@ func (s *Service) hold(ctx context.Context, tc *ToolContext, convID string, t *T
 	where := "for the person's Apply in the chat"
 	if policy == NeedsMe {
 		row.Status = "waiting"
-		where = "for the person's answer on Needs me"
-		s.askNeedsMe(id, needsQuestion(t, preview))
+		where = "for the person's answer on Needs me (or Apply in the chat)"
+		s.awaitNeedsMe(id, decision)
 	}
-	told := fmt.Sprintf("Not done yet: this change waits %s (%s). Nothing has changed. Tell the person what you proposed; do not call the tool again for it.", where, preview)
-	return row, told, nil
+	return row, heldTold(where, preview), nil
+}
+
+// heldTold is what the model is told of a write held where.
+func heldTold(where, preview string) string {
+	return fmt.Sprintf("Not done yet: this change waits %s: %s Nothing has changed. Tell the person what you proposed; do not call the tool again for it.", where, sentence(preview))
 }
 
 // card marks a held write's row with what its card shows beside the preview: its area, its risk,
@@ -93,57 +110,11 @@ func needsQuestion(t *Tool, preview string) string {
 // heldRow is a held write's row as it stands, with its card's marks.
 func (s *Service) heldRow(p proposal) ToolRow { return card(p.row(), s.cfg.Tools.Get(p.tool)) }
 
-// askNeedsMe puts a held write on Needs me, asking question, and applies or discards it by the
-// answer. It waits for as long as the Service runs; a restart asks again (Service.Resume).
-func (s *Service) askNeedsMe(id, question string) {
-	if s.cfg.Needs == nil {
-		return
-	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		q := needs.NewQuestion(needs.Source{Title: "Assistant"}, question, []string{"Apply", "Discard"}, 0, false)
-		a, err := s.cfg.Needs.Ask(s.life, q)
-		if err != nil {
-			return // the runtime stops, or the decision was settled elsewhere
-		}
-		ctx := context.WithoutCancel(s.life)
-		if a.Option == 0 {
-			if _, err := s.Apply(ctx, "", []string{id}); err != nil {
-				s.cfg.Log.Info("assistant: apply from Needs me", "proposal", id, "err", err)
-			}
-			return
-		}
-		if err := s.Discard(ctx, id); err != nil {
-			s.cfg.Log.Info("assistant: discard from Needs me", "proposal", id, "err", err)
-		}
-	}()
-}
-
-// Resume asks again, on Needs me, about every write held there when the runtime last stopped (a
-// restart expires the old decisions).
-func (s *Service) Resume(ctx context.Context) error {
-	rows, err := s.cfg.Store.Reader().QueryContext(ctx,
-		"SELECT id, tool, preview FROM assistant_proposals WHERE policy = 'needs-me' AND status = 'proposed' ORDER BY created_at")
-	if err != nil {
-		return fmt.Errorf("assistant: held writes: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, tool, preview string
-		if err := rows.Scan(&id, &tool, &preview); err != nil {
-			return fmt.Errorf("assistant: held writes: %w", err)
-		}
-		s.askNeedsMe(id, needsQuestion(s.cfg.Tools.Get(tool), preview))
-	}
-	return rows.Err()
-}
-
-// proposal is a held write as saved.
+// proposal is a held write as saved. decision is the Needs me card it waits on too, if any.
 type proposal struct {
-	id, conv, callID, tool, preview, policy, status, errText string
-	input                                                    json.RawMessage
-	result                                                   *Result
+	id, conv, callID, tool, preview, policy, status, errText, decision string
+	input                                                              json.RawMessage
+	result                                                             *Result
 }
 
 func (p proposal) row() ToolRow {
@@ -167,7 +138,7 @@ func (p proposal) row() ToolRow {
 	return r
 }
 
-const proposalCols = "id, conversation_id, call_id, tool, input, preview, policy, status, error, result"
+const proposalCols = "id, conversation_id, call_id, tool, input, preview, policy, status, error, result, decision_id"
 
 func scanProposals(rows *sql.Rows) ([]proposal, error) {
 	defer rows.Close()
@@ -175,7 +146,7 @@ func scanProposals(rows *sql.Rows) ([]proposal, error) {
 	for rows.Next() {
 		var p proposal
 		var input, result string
-		if err := rows.Scan(&p.id, &p.conv, &p.callID, &p.tool, &input, &p.preview, &p.policy, &p.status, &p.errText, &result); err != nil {
+		if err := rows.Scan(&p.id, &p.conv, &p.callID, &p.tool, &input, &p.preview, &p.policy, &p.status, &p.errText, &result, &p.decision); err != nil {
 			return nil, fmt.Errorf("assistant: read proposals: %w", err)
 		}
 		p.input = json.RawMessage(input)
@@ -237,7 +208,14 @@ func (e *ApplyError) Error() string { return e.Msg }
 // repeats one. If one fails, none of them lands: it is marked failed with its reason and the rest
 // stay waiting. Outside writes (starting an agent run) run afterwards, one at a time, each claiming
 // its proposal in the transaction that makes its change; the first that fails stops the rest.
+//
+// A write that waits on Needs me too is settled there by the same Apply: its card is answered in
+// the transaction that makes the change. One answered on Needs me is refused here.
 func (s *Service) Apply(ctx context.Context, convID string, ids []string) ([]ToolRow, error) {
+	return s.apply(ctx, convID, ids, viaChat)
+}
+
+func (s *Service) apply(ctx context.Context, convID string, ids []string, way via) ([]ToolRow, error) {
 	ps, err := s.proposals(ctx, convID, ids)
 	if err != nil {
 		return nil, err
@@ -246,13 +224,17 @@ func (s *Service) Apply(ctx context.Context, convID string, ids []string) ([]Too
 		return nil, &InputError{"Nothing here waits for Apply."}
 	}
 	for _, p := range ps {
+		if msg := s.decidedElsewhere(ctx, p); msg != "" && way == viaChat {
+			return nil, &ConflictError{msg}
+		}
 		switch p.status {
 		case applied:
-			return nil, &ConflictError{fmt.Sprintf("%s was already applied.", p.preview)}
+			return nil, &ConflictError{alreadyApplied(p)}
 		case discarded:
-			return nil, &ConflictError{fmt.Sprintf("%s was discarded.", p.preview)}
+			return nil, &ConflictError{wasDiscarded(p)}
 		}
 	}
+	var settled []*needs.Decision // the cards this Apply answered, woken once it commits
 	var inside, outside []int
 	for i, p := range ps {
 		if t := s.cfg.Tools.Get(p.tool); t != nil && t.Outside != nil {
@@ -268,6 +250,7 @@ func (s *Service) Apply(ctx context.Context, convID string, ids []string) ([]Too
 		_, err = s.cfg.Records.Batch(ctx, s.toolContext(ps[0].conv).Actor, "", func(b *records.Batch) error {
 			tx := b.Tx()
 			var summaries []string
+			var answered []*needs.Decision
 			for _, i := range inside {
 				p := ps[i]
 				res, err := s.applyOne(ctx, b, p)
@@ -276,25 +259,29 @@ func (s *Service) Apply(ctx context.Context, convID string, ids []string) ([]Too
 					return err
 				}
 				res.Group = tx.GroupID()
-				if err := markApplied(tx, p, res); err != nil {
+				d, err := markApplied(tx, p, res, way)
+				if err != nil {
 					bad = i
 					return err
 				}
+				answered = append(answered, d)
 				landed[i] = res
-				summaries = append(summaries, strings.TrimSuffix(res.Summary, "."))
+				summaries = append(summaries, clause(res.Summary))
 			}
 			tx.Describe("%s.", strings.Join(summaries, "; "))
+			settled = answered
 			return tx.Emit(KindConversation, ps[0].conv, ConversationChange{ID: ps[0].conv, Change: "message"})
 		})
 		if err != nil {
 			return nil, s.applyFailed(ctx, ps, results, bad, err)
 		}
+		s.wakeSettled(settled)
 		for _, i := range inside {
 			results[i] = &landed[i]
 		}
 	}
 	for _, i := range outside {
-		res, err := s.applyOutside(ctx, ps[i])
+		res, err := s.applyOutside(ctx, ps[i], way)
 		if err != nil {
 			return nil, s.applyFailed(ctx, ps, results, i, err)
 		}
@@ -308,32 +295,46 @@ func (s *Service) Apply(ctx context.Context, convID string, ids []string) ([]Too
 	return rows, nil
 }
 
-// markApplied marks p applied with its receipt inside tx, or says it was applied or discarded
-// meanwhile (a second Apply, which must then change nothing).
-func markApplied(tx *ledger.Tx, p proposal, res Result) error {
+// The sentences refusing a held write that was settled before this Apply or Discard.
+func alreadyApplied(p proposal) string { return clause(p.preview) + " was already applied." }
+func wasDiscarded(p proposal) string {
+	return clause(p.preview) + " was discarded, so it cannot be applied."
+}
+func alreadySettled(p proposal) string {
+	return clause(p.preview) + " was already applied or discarded."
+}
+
+// markApplied marks p applied with its receipt inside tx, answering its Needs me card when the
+// chat applies it, or says it was applied, discarded or answered meanwhile (a second Apply, which
+// must then change nothing). It returns the card it answered, to wake once tx commits.
+func markApplied(tx *ledger.Tx, p proposal, res Result, way via) (*needs.Decision, error) {
+	d, err := settleDecision(tx, p, optionApply, way)
+	if err != nil {
+		return nil, err
+	}
 	receipt, _ := json.Marshal(res)
 	done, err := tx.ExecContext(tx.Context(), `UPDATE assistant_proposals SET status = 'applied', error = '', result = ?, updated_at = ?
 		WHERE id = ? AND status IN ('proposed', 'failed')`, string(receipt), stamp(tx.Now()), p.id)
 	if err != nil {
-		return fmt.Errorf("assistant: mark %s applied: %w", p.id, err)
+		return nil, fmt.Errorf("assistant: mark %s applied: %w", p.id, err)
 	}
 	if n, _ := done.RowsAffected(); n == 0 {
-		return &ConflictError{fmt.Sprintf("%s was already applied or discarded.", p.preview)}
+		return nil, &ConflictError{alreadySettled(p)}
 	}
-	return workflowApplied(tx, p, res)
+	return d, workflowApplied(tx, p, res)
 }
 
 // heldTool is the tool of a held write, checked again: it still exists and takes the input.
 func (s *Service) heldTool(ctx context.Context, p proposal) (*Tool, error) {
 	t := s.cfg.Tools.Get(p.tool)
 	if t == nil || !t.IsWrite {
-		return nil, fmt.Errorf("%s can no longer be applied: the tool %s is gone.", p.preview, p.tool)
+		return nil, fmt.Errorf("%s can no longer be applied: the tool %s is gone.", clause(p.preview), p.tool)
 	}
 	if err := s.writeAllowed(ctx, t); err != nil {
-		return nil, fmt.Errorf("%s can no longer be applied: %w", strings.TrimSuffix(p.preview, "."), err)
+		return nil, fmt.Errorf("%s can no longer be applied: %s", clause(p.preview), sentence(err.Error()))
 	}
 	if err := t.Validate(p.input); err != nil {
-		return nil, fmt.Errorf("%s can no longer be applied: %v.", p.preview, err)
+		return nil, fmt.Errorf("%s can no longer be applied: %s", clause(p.preview), sentence(err.Error()))
 	}
 	return t, nil
 }
@@ -347,7 +348,7 @@ func (s *Service) heldWrite(ctx context.Context, tc *ToolContext, p proposal) (*
 	}
 	input, err := t.prepared(ctx, tc, p.input)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s can no longer be applied: %w", strings.TrimSuffix(p.preview, "."), err)
+		return nil, nil, &sentenceError{fmt.Sprintf("%s can no longer be applied: %s", clause(p.preview), sentence(err.Error())), err}
 	}
 	return t, input, nil
 }
@@ -370,22 +371,27 @@ func (s *Service) applyOne(ctx context.Context, b *records.Batch, p proposal) (R
 // applyOutside checks one held outside write again and makes it. The tool claims the proposal in
 // the transaction that makes its change (for an assignment, the one that saves the run, before the
 // run is queued), so of two Applies at once exactly one changes anything.
-func (s *Service) applyOutside(ctx context.Context, p proposal) (Result, error) {
+func (s *Service) applyOutside(ctx context.Context, p proposal, way via) (Result, error) {
 	tc := s.toolContext(p.conv)
 	t, input, err := s.heldWrite(ctx, tc, p)
 	if err != nil {
 		return Result{}, err
 	}
 	claimed := false
+	var answered *needs.Decision
 	res, err := t.Outside(ctx, tc, input, func(tx *ledger.Tx, res Result) error {
-		if err := markApplied(tx, p, res); err != nil {
+		d, err := markApplied(tx, p, res, way)
+		if err != nil {
 			return err
 		}
-		claimed = true
+		claimed, answered = true, d
 		return tx.Emit(KindConversation, p.conv, ConversationChange{ID: p.conv, Change: "message"})
 	})
 	if err == nil && !claimed {
 		return Result{}, fmt.Errorf("assistant: %s did not record its Apply", p.tool)
+	}
+	if err == nil {
+		s.wakeSettled([]*needs.Decision{answered})
 	}
 	return res, err
 }
@@ -434,13 +440,23 @@ func (s *Service) applyFailed(ctx context.Context, ps []proposal, landed []*Resu
 	return &ApplyError{Msg: sentence, Tools: rows}
 }
 
-// Discard drops a held write; it can no longer be applied.
+// Discard drops a held write; it can no longer be applied. One that waits on Needs me too has its
+// card answered Discard in the same transaction; one answered on Needs me is refused.
 func (s *Service) Discard(ctx context.Context, id string) error {
+	return s.discard(ctx, id, viaChat)
+}
+
+func (s *Service) discard(ctx context.Context, id string, way via) error {
 	ps, err := s.proposals(ctx, "", []string{id})
 	if err != nil {
 		return err
 	}
+	p := ps[0]
+	if msg := s.decidedElsewhere(ctx, p); msg != "" && way == viaChat {
+		return &ConflictError{msg}
+	}
 	var changed int64
+	var answered *needs.Decision
 	err = s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
 		res, err := tx.ExecContext(tx.Context(), "UPDATE assistant_proposals SET status = 'discarded', updated_at = ? WHERE id = ? AND status IN ('proposed', 'failed')",
 			stamp(tx.Now()), id)
@@ -450,14 +466,21 @@ func (s *Service) Discard(ctx context.Context, id string) error {
 		if changed, _ = res.RowsAffected(); changed == 0 {
 			return nil
 		}
-		return tx.Emit(KindConversation, ps[0].conv, ConversationChange{ID: ps[0].conv, Change: "message"})
+		if answered, err = settleDecision(tx, p, optionDiscard, way); err != nil {
+			return err
+		}
+		return tx.Emit(KindConversation, p.conv, ConversationChange{ID: p.conv, Change: "message"})
 	})
-	if err != nil {
+	var ce *ConflictError
+	switch {
+	case errors.As(err, &ce):
+		return err
+	case err != nil:
 		return fmt.Errorf("assistant: discard: %w", err)
+	case changed == 0:
+		return &ConflictError{alreadySettled(p)}
 	}
-	if changed == 0 {
-		return &ConflictError{fmt.Sprintf("%s was already applied or discarded.", ps[0].preview)}
-	}
+	s.wakeSettled([]*needs.Decision{answered})
 	return nil
 }
 

@@ -107,6 +107,9 @@ func (s *Service) runPlan(ctx context.Context, p aiPlan, d engines.Driver, convI
 	if p.fresh {
 		session = ""
 	}
+	if session != "" {
+		text = cutOffPreface(history) + text // the agent's own session holds the cut reply as if whole
+	}
 	pt := s.newPlanTurn(convID, policy, p, prep, emit)
 	defer s.dropPlanTurn(pt)
 	// What the agent is given is a model request's instructions and messages, and goes out the
@@ -126,8 +129,13 @@ func (s *Service) runPlan(ctx context.Context, p aiPlan, d engines.Driver, convI
 	lctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	res, err := pt.run(lctx, d, spec, session, out.Messages)
-	if err != nil && lctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+	switch {
+	case err != nil && lctx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
 		err = &models.TimeoutError{Model: p.modelName(req.Model), Limit: s.cfg.Timeout}
+	case res.CutOff && lctx.Err() == nil:
+		// The agent's own connection to its model broke off: whether the agent failed the run for
+		// it or took the part that came as its whole answer, the answer is cut short.
+		err = &models.CutOffError{Model: req.Model, Via: p.title, Partial: strings.TrimSpace(pt.reply(res).Text) != ""}
 	}
 	if res.SessionID != "" {
 		if serr := s.keepPlanSession(ctx, convID, req.Provider, res.SessionID); serr != nil {
@@ -145,20 +153,35 @@ func (s *Service) runPlan(ctx context.Context, p aiPlan, d engines.Driver, convI
 	return reply, nil
 }
 
+// cutOffPreface tells a resumed agent session that its last answer was cut off, which its own
+// record of the session does not say (the agent may have taken the part that came as the whole
+// answer): "" when the last answer was not cut off.
+func cutOffPreface(history []models.Message) string {
+	n := len(history)
+	if n == 0 || history[n-1].Role != "assistant" || !strings.HasSuffix(history[n-1].Text, cutOffNote) {
+		return ""
+	}
+	part := strings.TrimSpace(strings.TrimSuffix(history[n-1].Text, cutOffNote))
+	if part == "" {
+		return "Your last answer in this conversation was cut off before any of it arrived: the connection to your model broke.\n\n"
+	}
+	return "Your last answer in this conversation was cut off before it finished: the connection to your model broke, and the person saw only this part of it:\n\n" + part + "\n\n"
+}
+
 // planNote tells the agent where its tools are.
 const planNote = "\n\nYour tools are Ensemble's, on its MCP server (named ensemble); you have no shell, files or web of your own here."
 
 // planError is the sentence for a plan turn that failed.
 func planError(p aiPlan, err error) error {
 	switch {
-	case models.IsTimeout(err), errors.Is(err, context.Canceled):
+	case models.IsTimeout(err), models.IsCutOff(err), errors.Is(err, context.Canceled):
 		return err
 	case errors.Is(err, engines.ErrNotInstalled):
 		return fmt.Errorf("%s is not installed on this computer; install it, or choose another provider in Settings → Assistant.", p.title)
 	case errors.Is(err, engines.ErrSignedOut):
 		return fmt.Errorf("%s is not signed in on this computer; sign in to it (Settings → Agents), then ask again.", p.title)
 	}
-	return fmt.Errorf("%s could not answer: %v", p.title, err)
+	return &sentenceError{fmt.Sprintf("%s could not answer: %s", p.title, sentence(err.Error())), err}
 }
 
 // transcript is the conversation so far, for an agent session that has not seen it.

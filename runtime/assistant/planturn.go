@@ -211,9 +211,9 @@ func (pt *planTurn) Event(ev engines.Event) {
 		sep := first && len(pt.texts) > 0
 		pt.mu.Unlock()
 		if sep {
-			pt.emit(Event{Type: "text", Text: "\n\n"})
+			pt.emit(Event{Type: EventText, Text: "\n\n"})
 		}
-		pt.emit(Event{Type: "text", Text: ev.Text})
+		pt.emit(Event{Type: EventText, Text: ev.Text})
 	case engines.EventMessage:
 		pt.mu.Lock()
 		streamed := pt.delta
@@ -223,9 +223,9 @@ func (pt *planTurn) Event(ev engines.Event) {
 		pt.mu.Unlock()
 		if !streamed {
 			if sep {
-				pt.emit(Event{Type: "text", Text: "\n\n"})
+				pt.emit(Event{Type: EventText, Text: "\n\n"})
 			}
-			pt.emit(Event{Type: "text", Text: ev.Text})
+			pt.emit(Event{Type: EventText, Text: ev.Text})
 		}
 	}
 }

@@ -264,17 +264,43 @@ func (t *Tool) dispatch(ctx context.Context, tc *ToolContext, input json.RawMess
 	return res, nil
 }
 
-// Validate checks input against the tool's schema.
+// Validate checks input against the tool's schema. What it refuses is an [*InvalidInputError]
+// saying every problem in a sentence of its own.
 func (t *Tool) Validate(input json.RawMessage) error {
 	var v any
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
 	if err := json.Unmarshal(input, &v); err != nil {
-		return fmt.Errorf("it is not JSON: %v", err)
+		return &InvalidInputError{[]string{"The input is not JSON (" + clause(err.Error()) + ")."}}
 	}
 	if _, ok := v.(map[string]any); !ok {
-		return fmt.Errorf("it must be a JSON object")
+		return &InvalidInputError{[]string{"The input must be an object, not " + kindOf(v) + "."}}
 	}
-	return t.resolved.Validate(v)
+	err := t.resolved.Validate(v)
+	if err == nil {
+		return nil
+	}
+	problems := inputProblems(t.resolved.Schema(), v)
+	if len(problems) == 0 {
+		// A rule the walk does not read: the validator's words, without its schema paths.
+		problems = []string{"The input does not fit the tool's schema: " + clause(validatorWords(err)) + "."}
+	}
+	return &InvalidInputError{problems}
+}
+
+// validatorWords is a schema validator's error without the "validating …:" trail that leads it.
+func validatorWords(err error) string {
+	msg := err.Error()
+	for {
+		rest, ok := strings.CutPrefix(msg, "validating ")
+		if !ok {
+			return msg
+		}
+		_, after, found := strings.Cut(rest, ": ")
+		if !found {
+			return msg
+		}
+		msg = after
+	}
 }

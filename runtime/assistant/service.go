@@ -123,7 +123,7 @@ type ToolRow struct {
 	Name    string `json:"name"`
 	IsWrite bool   `json:"isWrite,omitempty"`
 	// Status is "running", "done" or "error"; for a held write "proposed" (waiting for Apply in
-	// the chat), "waiting" (on Needs me) or "discarded".
+	// the chat), "waiting" (on Needs me, and for Apply in the chat) or "discarded".
 	Status  string `json:"status"`
 	Summary string `json:"summary,omitempty"`
 	Refs    []Ref  `json:"refs,omitempty"`
@@ -153,10 +153,21 @@ type Reply struct {
 	Usage          models.Usage `json:"usage"`
 }
 
-// Event is one piece of a turn as it happens: "conversation" (its id), "refs" (the records the
-// turn knows, before any text), "text" (a delta), "tool" (a tool row, when it starts and when it
-// ends) and "done" (the reply). A failed turn ends with the
-// error Turn returns instead of "done".
+// The kinds of [Event], in the order a turn sends them. The HTTP API streams them as they are,
+// with its own "error" last for a turn that failed (docs/assistant-turn.md).
+const (
+	EventConversation = "conversation" // the conversation's id, first
+	EventRefs         = "refs"         // the records the turn knows, before any text
+	EventText         = "text"         // a piece of the reply's text as it streams
+	EventTool         = "tool"         // a tool row, when its call starts and when it ends
+	EventDone         = "done"         // the finished reply, last
+)
+
+// EventKinds are the kinds of [Event] a turn sends.
+var EventKinds = []string{EventConversation, EventRefs, EventText, EventTool, EventDone}
+
+// Event is one piece of a turn as it happens: its Type is one of [EventKinds]. A failed turn ends
+// with the error Turn returns instead of "done".
 type Event struct {
 	Type           string   `json:"type"`
 	ConversationID string   `json:"conversationId,omitempty"`
@@ -212,7 +223,7 @@ func (s *Service) Turn(ctx context.Context, req TurnRequest, emit func(Event)) (
 	if err != nil {
 		return Reply{}, err
 	}
-	emit(Event{Type: "conversation", ConversationID: id})
+	emit(Event{Type: EventConversation, ConversationID: id})
 	reply, err := answer(tctx, id, req, settings.WritePolicy, history, emit)
 	stopped := err != nil && tctx.Err() != nil && !models.IsTimeout(err)
 	m := Message{Role: "assistant", Text: reply.Text, Tools: reply.Tools}
@@ -220,6 +231,11 @@ func (s *Service) Turn(ctx context.Context, req TurnRequest, emit func(Event)) (
 	case stopped:
 		m.Text, m.Stopped, m.history = strings.TrimSpace(reply.Text), true, historyText(strings.TrimSpace(reply.Text), reply.Tools)
 		err = ErrStopped
+	case models.IsCutOff(err):
+		// What arrived stays, with the sentence after it, and a later turn is told it was cut off.
+		streamed := strings.TrimSpace(reply.Text)
+		m.Error, m.CutOff, m.Text = true, true, strings.TrimSpace(streamed+"\n\n"+err.Error())
+		m.history = cutOffHistory(streamed, reply.Tools)
 	case err != nil:
 		m.Error = true
 		if streamed := strings.TrimSpace(reply.Text); streamed != "" {
@@ -238,7 +254,7 @@ func (s *Service) Turn(ctx context.Context, req TurnRequest, emit func(Event)) (
 	if err != nil {
 		return reply, err
 	}
-	emit(Event{Type: "done", ConversationID: id, Reply: &reply})
+	emit(Event{Type: EventDone, ConversationID: id, Reply: &reply})
 	return reply, nil
 }
 
@@ -299,6 +315,19 @@ func historyText(text string, tools []ToolRow) string {
 	return strings.TrimSpace(text + "\n\n" + strings.Join(lines, "\n"))
 }
 
+// cutOffNote ends a cut-off reply in later turns' history, so the model knows its answer there
+// did not finish and the person may ask for the rest.
+const cutOffNote = "[This answer was cut off: the connection to the model broke before it finished, so the text above is all that arrived, and nothing after it was done.]"
+
+// cutOffHistory is what later turns send the model for a reply that broke off: the text that
+// arrived, the writes that landed before the break, and the note that it was cut off.
+func cutOffHistory(text string, tools []ToolRow) string {
+	if h := historyText(text, tools); h != "" {
+		text = h
+	}
+	return strings.TrimSpace(text + "\n\n" + cutOffNote)
+}
+
 const instructions = `You are Ensemble's assistant. You help the person with their tasks, using the tools you are given.
 Today is %s.
 - Use a tool to look things up or change records; never say you did something a tool did not do.
@@ -347,7 +376,7 @@ func (s *Service) run(ctx context.Context, provider models.Provider, convID stri
 		}
 		resp, err := provider.Stream(ctx, s.outbound(mreq), func(d string) {
 			streamed += d
-			emit(Event{Type: "text", Text: d})
+			emit(Event{Type: EventText, Text: d})
 		})
 		reply.Steps = step + 1
 		reply.Usage.InputTokens += resp.Usage.InputTokens
@@ -366,7 +395,7 @@ func (s *Service) run(ctx context.Context, provider models.Provider, convID stri
 				nudged = true
 				msgs = append(msgs, models.Message{Role: "assistant", Text: resp.Text}, models.Message{Role: "user", Text: nudge})
 				streamed += "\n\n"
-				emit(Event{Type: "text", Text: "\n\n"})
+				emit(Event{Type: EventText, Text: "\n\n"})
 				continue
 			}
 			if text == "" {
@@ -387,7 +416,7 @@ func (s *Service) run(ctx context.Context, provider models.Provider, convID stri
 		msgs = append(msgs, models.Message{Role: "user", ToolResults: results})
 		if resp.Text != "" {
 			streamed += "\n\n"
-			emit(Event{Type: "text", Text: "\n\n"})
+			emit(Event{Type: EventText, Text: "\n\n"})
 		}
 	}
 	reply.Text = streamed
@@ -398,7 +427,7 @@ func (s *Service) run(ctx context.Context, provider models.Provider, convID stri
 // message goes to the model with the writes still held and the turn's context block in front.
 func (s *Service) begin(ctx context.Context, convID string, req TurnRequest, emit func(Event)) (*turnPrep, string) {
 	prep := s.prepare(ctx, convID, req)
-	emit(Event{Type: "refs", Refs: prep.known()})
+	emit(Event{Type: EventRefs, Refs: prep.known()})
 	text := req.Text
 	if note := s.heldNote(ctx, convID); note != "" {
 		text = note + "\n\n" + text
@@ -435,19 +464,25 @@ func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offe
 	row := ToolRow{CallID: c.ID, Name: c.Name, Status: "running"}
 	fail := func(msg string) (ToolRow, string, bool) {
 		row.Status, row.Summary = "error", s.hide(msg)
-		emit(Event{Type: "tool", Tool: &row})
+		emit(Event{Type: EventTool, Tool: &row})
 		return row, msg, true
 	}
-	t := s.cfg.Tools.Get(c.Name)
-	if t == nil || !contains(offered, c.Name) {
-		return fail(fmt.Sprintf("There is no tool named %q in this turn; the tools are %s. Nothing was done.", c.Name, strings.Join(offered, ", ")))
-	}
-	row.IsWrite, row.Area, row.NoUndo = t.IsWrite, t.Area, t.Undoable == NoUndo
-	if err := s.writeAllowed(ctx, t); err != nil {
+	st, err := s.Settings(ctx)
+	if err != nil {
 		return fail(err.Error())
 	}
+	t := s.cfg.Tools.Get(c.Name)
+	if t != nil && !st.allows(t) {
+		// A write the person turned off is named as off, not as unknown.
+		row.IsWrite, row.Area = t.IsWrite, t.Area
+		return fail(toolOff(t))
+	}
+	if t == nil || !contains(offered, c.Name) {
+		return fail(unknownTool(c.Name, callable(offered, s.cfg.Tools, st)))
+	}
+	row.IsWrite, row.Area, row.NoUndo = t.IsWrite, t.Area, t.Undoable == NoUndo
 	if err := t.Validate(c.Input); err != nil {
-		return fail(fmt.Sprintf("The input for %s is not valid: %v. Nothing was done.", c.Name, err))
+		return fail(fmt.Sprintf("The input for %s is not valid, so nothing was done. %s", c.Name, err))
 	}
 	input, err := t.prepared(ctx, tc, rawOr(c.Input))
 	if err != nil {
@@ -458,16 +493,16 @@ func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offe
 		if err != nil {
 			return fail(err.Error())
 		}
-		emit(Event{Type: "tool", Tool: &held})
+		emit(Event{Type: EventTool, Tool: &held})
 		return held, told, false
 	}
-	emit(Event{Type: "tool", Tool: &row})
+	emit(Event{Type: EventTool, Tool: &row})
 	res, err := t.dispatch(ctx, tc, input)
 	if err != nil {
 		return fail(err.Error())
 	}
 	row.Status, row.Summary, row.Refs, row.Group = "done", s.hide(res.Summary), resultRefs(t, res), res.Group
-	emit(Event{Type: "tool", Tool: &row})
+	emit(Event{Type: EventTool, Tool: &row})
 	content := res.Summary
 	if res.Data != nil {
 		b, _ := json.Marshal(res.Data)
@@ -494,10 +529,10 @@ func contains(l []string, s string) bool {
 
 // modelError is the sentence for a failed model call.
 func modelError(model string, err error) error {
-	if models.IsTimeout(err) || errors.Is(err, context.Canceled) {
+	if models.IsTimeout(err) || models.IsCutOff(err) || errors.Is(err, context.Canceled) {
 		return err
 	}
-	return fmt.Errorf("%s could not answer: %v", model, err)
+	return &sentenceError{fmt.Sprintf("%s could not answer: %s", model, sentence(err.Error())), err}
 }
 
 var (

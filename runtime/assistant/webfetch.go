@@ -219,7 +219,7 @@ func (f *webFetcher) explain(u *url.URL, err error) error {
 	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
 		return &fetchError{fmt.Sprintf("There is no site named %s.", u.Hostname())}
 	}
-	return &fetchError{fmt.Sprintf("Could not read %s: %v.", u.Hostname(), errors.Unwrap(err))}
+	return &fetchError{fmt.Sprintf("Could not read %s: %s.", u.Hostname(), clause(fmt.Sprint(errors.Unwrap(err))))}
 }
 
 func isTimeout(err error) bool {

@@ -79,7 +79,7 @@ func pageMarkdown(p webPage) (title, md string, err error) {
 	// Readability found no article (a short page, a list of links): convert the whole page.
 	out, err := htmltomarkdown.ConvertString(string(p.Body), converter.WithDomain(domain))
 	if err != nil {
-		return "", "", fmt.Errorf("The page could not be turned into text: %v.", err)
+		return "", "", fmt.Errorf("The page could not be turned into text: %s.", clause(err.Error()))
 	}
 	if rerr == nil {
 		title = strings.TrimSpace(art.Title())

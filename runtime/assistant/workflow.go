@@ -186,7 +186,7 @@ func readPlan(r *Registry, raw json.RawMessage) (*plan, error) {
 		}
 		placed := replaceRefs(input, func(text string) any { return p.placeholder(refFor(st.refs, text)) })
 		if err := t.Validate(mustJSON(placed)); err != nil {
-			return nil, fmt.Errorf("%s: the input for %s is not valid: %v.", name, s.Tool, err)
+			return nil, fmt.Errorf("%s: the input for %s is not valid. %s", name, s.Tool, err)
 		}
 		index[s.ID] = i
 		p.steps = append(p.steps, st)
@@ -394,7 +394,7 @@ type stepError struct {
 }
 
 func (e *stepError) Error() string {
-	msg := strings.TrimSuffix(strings.TrimSpace(e.err.Error()), ".")
+	msg := clause(e.err.Error())
 	var after []string
 	if e.n > 1 {
 		after = append(after, fmt.Sprintf("%s rolled back with it", stepRange(1, e.n-1)))
@@ -455,7 +455,7 @@ func (p *plan) run(ctx context.Context, tc *ToolContext, b *records.Batch) (Resu
 		}
 		raw := mustJSON(input)
 		if err := st.tool.Validate(raw); err != nil {
-			return fail(fmt.Errorf("the input for %s is not valid once its refs are filled in: %v", st.tool.Name, err))
+			return fail(fmt.Errorf("the input for %s is not valid once its refs are filled in: %s", st.tool.Name, lowerFirst(clause(err.Error()))))
 		}
 		// Prepared now, inside the batch, so a step resolves what earlier steps made.
 		raw, err := st.tool.prepared(ctx, tc, raw)

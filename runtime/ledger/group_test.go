@@ -59,3 +59,41 @@ func TestUndoGroupOutOfOrder(t *testing.T) {
 		t.Errorf("unknown group: %v", err)
 	}
 }
+
+// TestUndoRedoAnswerTheStateAfter checks that every Undo and Redo returns the group as it left
+// it, not as it found it, and that its sentences do not double the summary's full stop.
+func TestUndoRedoAnswerTheStateAfter(t *testing.T) {
+	w, _, _ := newWriter(t)
+	ctx := context.Background()
+	me := Actor{Kind: Person}
+	g, err := w.Do(ctx, me, func(tx *Tx) error {
+		tx.Describe("Added 1 space: “A”.")
+		return tx.Insert("spaces", Row{"id": "spc_a", "name": "A", "kind": "shared", "created_at": "now"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		name string
+		do   func() (Group, error)
+		want string
+	}{
+		{"Undo", func() (Group, error) { return w.Undo(ctx, me, nil) }, "undone"},
+		{"Redo", func() (Group, error) { return w.Redo(ctx, me, nil) }, "done"},
+		{"UndoGroup", func() (Group, error) { return w.UndoGroup(ctx, me, g.ID, nil) }, "undone"},
+		{"RedoGroup", func() (Group, error) { return w.RedoGroup(ctx, me, g.ID, nil) }, "done"},
+	} {
+		got, err := step.do()
+		if err != nil || got.ID != g.ID || got.State != step.want {
+			t.Errorf("%s: group %s state %q, %v; want %s state %q", step.name, got.ID, got.State, err, g.ID, step.want)
+		}
+	}
+	_, err = w.RedoGroup(ctx, me, g.ID, nil)
+	if err == nil || err.Error() != "‘Added 1 space: “A”’ is not undone." {
+		t.Errorf("redo of a group that is done: %v", err)
+	}
+	conflict := &ConflictError{Undo: true, Summary: "Added 1 space: “A”."}
+	if got := conflict.Error(); got != "Cannot undo ‘Added 1 space: “A”’: a record it touched has changed since." {
+		t.Errorf("conflict sentence %q", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 // Ref names a row an Undo or Redo changed.
@@ -25,7 +26,7 @@ func (e *ConflictError) Error() string {
 	if e.Undo {
 		verb = "undo"
 	}
-	return fmt.Sprintf("Cannot %s ‘%s’: a record it touched has changed since.", verb, e.Summary)
+	return fmt.Sprintf("Cannot %s ‘%s’: a record it touched has changed since.", verb, clause(e.Summary))
 }
 
 // Undo reverses the newest write group that is not undone, restoring every row it touched to its
@@ -41,8 +42,11 @@ func (w *Writer) Undo(ctx context.Context, actor Actor, refresh func(*Tx, []Ref)
 		if g == nil {
 			return nothing("Nothing to undo.")
 		}
-		target = *g
-		return t.replay(g, true, refresh)
+		if err := t.replay(g, true, refresh); err != nil {
+			return err
+		}
+		target = *g // as the undo left it
+		return nil
 	})
 	return target, err
 }
@@ -60,8 +64,11 @@ func (w *Writer) Redo(ctx context.Context, actor Actor, refresh func(*Tx, []Ref)
 		if g == nil {
 			return nothing("Nothing to redo: no change was undone, or a new change was made since.")
 		}
-		target = *g
-		return t.replay(g, false, refresh)
+		if err := t.replay(g, false, refresh); err != nil {
+			return err
+		}
+		target = *g // as the redo left it
+		return nil
 	})
 	return target, err
 }
@@ -92,12 +99,15 @@ func (w *Writer) replayGroup(ctx context.Context, actor Actor, id string, undo b
 		case g == nil:
 			return nothing("There is no such change.")
 		case g.State != want && undo:
-			return nothing(fmt.Sprintf("‘%s’ is already undone.", g.Summary))
+			return nothing(fmt.Sprintf("‘%s’ is already undone.", clause(g.Summary)))
 		case g.State != want:
-			return nothing(fmt.Sprintf("‘%s’ is not undone.", g.Summary))
+			return nothing(fmt.Sprintf("‘%s’ is not undone.", clause(g.Summary)))
 		}
-		target = *g
-		return t.replay(g, undo, refresh)
+		if err := t.replay(g, undo, refresh); err != nil {
+			return err
+		}
+		target = *g // as the undo or redo left it: the reply shows the state after
+		return nil
 	})
 	return target, err
 }
@@ -201,4 +211,10 @@ func (t *Tx) groupChanges(id string) ([]Change, error) {
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// clause is a group's summary (a sentence, "Added 1 task: “Draft brief”.") made to sit inside
+// another sentence: without the punctuation it ends with, so the two do not double it.
+func clause(s string) string {
+	return strings.TrimRight(strings.TrimSpace(s), ".!?;:, ")
 }

@@ -3,6 +3,8 @@ package models
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -80,19 +82,25 @@ func (a *Anthropic) stream(ctx context.Context, req Request, onText func(string)
 	defer stream.Close()
 	var acc anthropic.Message
 	var resp Response
+	started, ended := false, false
 	for stream.Next() {
 		ev := stream.Current()
+		started = true
 		if err := acc.Accumulate(ev); err != nil {
 			return resp, err
 		}
-		if ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
+		switch {
+		case ev.Type == "message_stop":
+			ended = true
+		case ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" && ev.Delta.Text != "":
 			resp.Text += ev.Delta.Text
 			if onText != nil {
 				onText(ev.Delta.Text)
 			}
 		}
 	}
-	if err := stream.Err(); err != nil {
+	resp.Usage = Usage{InputTokens: acc.Usage.InputTokens, OutputTokens: acc.Usage.OutputTokens}
+	if err := streamEnd(ctx, req.Model, &resp, ended, started, stream.Err(), anthropicReported); err != nil {
 		return resp, err
 	}
 	resp.Text = ""
@@ -114,6 +122,13 @@ func (a *Anthropic) stream(ctx context.Context, req Request, onText func(string)
 	}
 	resp.Usage = Usage{InputTokens: acc.Usage.InputTokens, OutputTokens: acc.Usage.OutputTokens}
 	return resp, nil
+}
+
+// anthropicReported reports whether err is a failure Anthropic reported: an HTTP error status, or
+// an error event in the stream.
+func anthropicReported(err error) bool {
+	var ae *anthropic.Error
+	return errors.As(err, &ae) || strings.HasPrefix(err.Error(), "received error while streaming")
 }
 
 func anthropicMessages(msgs []Message) []anthropic.MessageParam {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -85,7 +86,8 @@ type Response struct {
 }
 
 // Provider streams one model request. onText receives the text as it arrives (may be nil). On
-// error, the Response holds whatever had arrived.
+// error, the Response holds whatever had arrived. A stream that stops before its wire format's end
+// marker is a [*CutOffError], whatever the connection made of its closing.
 type Provider interface {
 	Stream(ctx context.Context, req Request, onText func(string)) (Response, error)
 }
@@ -118,6 +120,67 @@ func (e *TimeoutError) Error() string {
 func IsTimeout(err error) bool {
 	var te *TimeoutError
 	return errors.As(err, &te)
+}
+
+// CutOffError is a reply whose stream stopped before its wire format's end marker (Anthropic's
+// message_stop, Chat Completions' finish_reason, the Responses API's response.completed): the
+// connection dropped, or the body ended early. The Response returned with it holds the text that
+// arrived and no tool calls, since a call from a reply that did not finish is not to be run. Its
+// message is what the chat shows after that text.
+type CutOffError struct {
+	Model string
+	// Via is the agent whose connection to its model broke off, for a turn an agent CLI runs on
+	// the person's plan ("Claude Code"); "" for Ensemble's own connection to Model.
+	Via string
+	// Partial is set when some of the answer's text had arrived.
+	Partial bool
+	// Cause is the read's error; nil when the body just ended.
+	Cause error
+}
+
+func (e *CutOffError) Error() string {
+	conn := "The connection to " + e.Model
+	if e.Via != "" {
+		conn = "The connection between " + e.Via + " and its model"
+		if e.Model != "" {
+			conn += ", " + e.Model + ","
+		}
+	}
+	if e.Partial {
+		return conn + " broke off before the answer was finished, so it is cut short: the part above is all that arrived. Ask again for the whole answer."
+	}
+	return conn + " broke off before any answer arrived. Ask again."
+}
+
+func (e *CutOffError) Unwrap() error { return e.Cause }
+
+// IsCutOff reports whether err is a reply that broke off.
+func IsCutOff(err error) bool {
+	var ce *CutOffError
+	return errors.As(err, &ce)
+}
+
+// streamEnd is how a stream that stopped ended. ended says the wire's end marker arrived, started
+// that any of the stream did, and reported whether err is a failure the provider reported (an
+// HTTP error status, an error event). A stopped or timed-out call, a reported failure, and one
+// that never reached the provider stay as they are; a stream that started, or ended cleanly,
+// without its end marker is a [*CutOffError], and resp loses its tool calls.
+func streamEnd(ctx context.Context, model string, resp *Response, ended, started bool, err error, reported func(error) bool) error {
+	switch {
+	case ctx.Err() != nil:
+		if err == nil {
+			err = context.Cause(ctx)
+		}
+		return err
+	case err != nil && reported(err):
+		return err
+	case ended:
+		return nil // what follows the end marker (a connection closed late) changes nothing
+	case err != nil && !started:
+		return err // nothing came back: the provider was not reached
+	}
+	resp.ToolCalls = nil
+	return &CutOffError{Model: model, Partial: strings.TrimSpace(resp.Text) != "", Cause: err}
 }
 
 // Span says a duration as a person would: "15 minutes", "1 minute", "20 seconds".

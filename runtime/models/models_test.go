@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +96,80 @@ func TestSpan(t *testing.T) {
 		if got := Span(d); got != want {
 			t.Errorf("Span(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// TestStreamCutOff checks every provider against a reply that breaks off before its wire format's
+// end marker, by a dropped connection or a body that ends early: the text that arrived is kept and
+// was streamed, no tool call of the unfinished reply is returned, and the error says it was cut off.
+func TestStreamCutOff(t *testing.T) {
+	all := func(url string) map[string]Provider {
+		ps := providers(url, time.Minute)
+		ollama, err := Source{Getenv: func(string) string { return "" }}.Provider("ollama", url+"/v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps["ollama"] = ollama
+		return ps
+	}
+	cases := []struct {
+		name    string
+		step    enginetest.Step
+		text    string // what arrived
+		partial bool
+	}{
+		{"text, connection dropped", enginetest.Say("The first half of the answer").DropConnection(), "The first half of the answer", true},
+		{"text, body ended early", enginetest.Say("The first half of the answer").EndEarly(), "The first half of the answer", true},
+		{"text and a call, dropped", enginetest.Say("Let me look.").Call("hub_list_tasks", map[string]any{"status": "todo"}).DropConnection(), "Let me look.", true},
+		{"a call alone, ended early", enginetest.ToolCall("hub_list_tasks", map[string]any{"status": "todo"}).EndEarly(), "", false},
+		{"nothing, dropped", enginetest.Step{}.DropConnection(), "", false},
+	}
+	for name := range all("") {
+		for _, c := range cases {
+			t.Run(name+"/"+c.name, func(t *testing.T) {
+				s := enginetest.NewServer(t)
+				s.Script(c.step)
+				p := all(s.URL)[name]
+				var deltas strings.Builder
+				r, err := p.Stream(context.Background(), Request{Model: "test-model", Tools: []Tool{tool},
+					Messages: []Message{{Role: "user", Text: "What is on my list?"}}}, func(s string) { deltas.WriteString(s) })
+				var ce *CutOffError
+				if !errors.As(err, &ce) {
+					t.Fatalf("err = %v, want a cut-off reply", err)
+				}
+				if ce.Model != "test-model" || ce.Partial != c.partial {
+					t.Errorf("cut-off error %+v, want model test-model, partial %v", ce, c.partial)
+				}
+				if r.Text != c.text || deltas.String() != c.text {
+					t.Errorf("text %q, streamed %q, want %q", r.Text, deltas.String(), c.text)
+				}
+				if len(r.ToolCalls) != 0 {
+					t.Errorf("a reply that broke off returned calls %+v", r.ToolCalls)
+				}
+				if !strings.Contains(err.Error(), "test-model broke off before") {
+					t.Errorf("sentence %q", err.Error())
+				}
+			})
+		}
+	}
+}
+
+// TestStreamFailureIsNotCutOff checks that what is not a broken-off stream is not called one: a
+// failure the provider reports, and a provider no one answers at.
+func TestStreamFailureIsNotCutOff(t *testing.T) {
+	for name := range providers("", 0) {
+		t.Run(name, func(t *testing.T) {
+			s := enginetest.NewServer(t)
+			s.Script(enginetest.Fail(400, "model not found (scripted)"))
+			_, err := providers(s.URL, time.Minute)[name].Stream(context.Background(), Request{Model: "m", Messages: []Message{{Role: "user", Text: "hi"}}}, nil)
+			if err == nil || IsCutOff(err) {
+				t.Errorf("a reported failure: %v", err)
+			}
+			s.Close()
+			_, err = providers(s.URL, time.Minute)[name].Stream(context.Background(), Request{Model: "m", Messages: []Message{{Role: "user", Text: "hi"}}}, nil)
+			if err == nil || IsCutOff(err) {
+				t.Errorf("no server: %v", err)
+			}
+		})
 	}
 }

@@ -2,11 +2,13 @@ package models
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 )
 
@@ -57,14 +59,22 @@ func (o *OpenAI) stream(ctx context.Context, req Request, onText func(string)) (
 	defer stream.Close()
 	var resp Response
 	calls := map[int64]*ToolCall{}
+	// The SDK reads [DONE] and a plain end of the body alike, so the end marker looked for is the
+	// first choice's finish_reason, which every compatible server (Ollama, vLLM, LM Studio …)
+	// sends on its last chunk.
+	started, ended := false, false
 	for stream.Next() {
 		ch := stream.Current()
+		started = true
 		if ch.Usage.PromptTokens > 0 || ch.Usage.CompletionTokens > 0 {
 			resp.Usage = Usage{InputTokens: ch.Usage.PromptTokens, OutputTokens: ch.Usage.CompletionTokens}
 		}
 		for _, c := range ch.Choices {
 			if c.Index != 0 {
 				continue
+			}
+			if c.FinishReason != "" {
+				ended = true
 			}
 			if d := c.Delta.Content; d != "" {
 				resp.Text += d
@@ -98,10 +108,15 @@ func (o *OpenAI) stream(ctx context.Context, req Request, onText func(string)) (
 		c.Input = rawInput(c.Input)
 		resp.ToolCalls = append(resp.ToolCalls, c)
 	}
-	if err := stream.Err(); err != nil {
-		return resp, err
-	}
-	return resp, nil
+	return resp, streamEnd(ctx, req.Model, &resp, ended, started, stream.Err(), openaiReported)
+}
+
+// openaiReported reports whether err is a failure the server reported: an HTTP error status, or
+// an error in the stream.
+func openaiReported(err error) bool {
+	var ae *openai.Error
+	var se *ssestream.StreamError
+	return errors.As(err, &ae) || errors.As(err, &se)
 }
 
 func openaiMessages(system string, msgs []Message) []openai.ChatCompletionMessageParamUnion {

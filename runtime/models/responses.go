@@ -66,8 +66,10 @@ func (o *Responses) stream(ctx context.Context, req Request, onText func(string)
 	stream := o.client.Responses.NewStreaming(ctx, p)
 	defer stream.Close()
 	var resp Response
+	started, ended := false, false
 	for stream.Next() {
 		ev := stream.Current()
+		started = true
 		switch ev.Type {
 		case "response.output_text.delta":
 			if ev.Delta != "" {
@@ -84,6 +86,7 @@ func (o *Responses) stream(ctx context.Context, req Request, onText func(string)
 		case "response.completed", "response.incomplete":
 			// Incomplete is a reply cut short (max_output_tokens): what arrived stands, as when
 			// Chat Completions stops at its length.
+			ended = true
 			u := ev.Response.Usage
 			resp.Usage = Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
 		case "response.failed":
@@ -94,10 +97,7 @@ func (o *Responses) stream(ctx context.Context, req Request, onText func(string)
 			return resp, responsesError(ev.Code, ev.Message)
 		}
 	}
-	if err := stream.Err(); err != nil {
-		return resp, err
-	}
-	return resp, nil
+	return resp, streamEnd(ctx, req.Model, &resp, ended, started, stream.Err(), openaiReported)
 }
 
 // responsesError is a failure OpenAI reported inside the stream.

@@ -166,14 +166,30 @@ func (d Decision) unattended() Answer {
 // unattendedText answers a free-text question in a run no one watches.
 const unattendedText = "No one is watching this run (Run unattended), so there is no answer: decide for yourself and say what you chose in your report."
 
+// AnsweredPhrase says who answered d, when, and what, to sit inside a sentence: "by phone at
+// 10:02:03 on 3 Jan 2026 (“Apply”)". It is "" for a decision that is not answered.
+func (d Decision) AnsweredPhrase() string {
+	if d.Status != Answered {
+		return ""
+	}
+	p := fmt.Sprintf("by %s at %s", answererPhrase(d.AnsweredBy), sayTime(d.AnsweredAt, time.Local))
+	if d.Answer != nil {
+		p += " (“" + d.Answer.Text + "”)"
+	}
+	return p
+}
+
+// sayTime says a time for a sentence, in loc.
+func sayTime(t *time.Time, loc *time.Location) string {
+	if t == nil {
+		return "an unknown time"
+	}
+	return t.In(loc).Format("15:04:05 on 2 Jan 2006")
+}
+
 // settledSentence says how a decision that is no longer open was settled, with times in loc.
 func settledSentence(d Decision, loc *time.Location) string {
-	at := func(t *time.Time) string {
-		if t == nil {
-			return "an unknown time"
-		}
-		return t.In(loc).Format("15:04:05 on 2 Jan 2006")
-	}
+	at := func(t *time.Time) string { return sayTime(t, loc) }
 	switch d.Status {
 	case Answered:
 		answer := ""
@@ -199,6 +215,8 @@ func answererPhrase(by string) string {
 		return "you in the browser"
 	case ByCommandLine:
 		return "you at the command line"
+	case ByChat:
+		return "you in the assistant's chat"
 	case "":
 		return "someone"
 	}

@@ -53,6 +53,8 @@ const (
 	ByPhone       = "phone" // a paired phone, through the relay
 	ByCommandLine = "command line"
 	ByUnattended  = "run unattended"
+	// ByChat is Apply or Discard in the assistant's chat, for a held write that also waits here.
+	ByChat = "assistant chat"
 )
 
 // The options of every permission, in this order.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
@@ -17,13 +18,13 @@ type Service struct {
 	w  *ledger.Writer
 
 	mu      sync.Mutex // guards the following fields
-	waiters map[string]chan Decision
+	waiters map[string][]chan Decision
 }
 
 // New returns a Service over st, writing through w (the same Writer as every other write, so the
 // events of all writes are published in seq order).
 func New(st *store.Store, w *ledger.Writer) *Service {
-	return &Service{db: st.Reader(), w: w, waiters: map[string]chan Decision{}}
+	return &Service{db: st.Reader(), w: w, waiters: map[string][]chan Decision{}}
 }
 
 // AskOption changes how [Service.Ask] asks.
@@ -52,7 +53,7 @@ func (s *Service) Ask(ctx context.Context, d Decision, opts ...AskOption) (Answe
 	d.ID = ledger.NewID("dec_")
 	// Wait before the decision exists, so an answer that comes at once is not missed.
 	wake := s.wait(d.ID)
-	defer s.stopWaiting(d.ID)
+	defer s.stopWaiting(d.ID, wake)
 	var settled Decision
 	err = s.w.Exec(ctx, func(t *ledger.Tx) error {
 		d.Created = t.Now()
@@ -89,6 +90,64 @@ func (s *Service) Ask(ctx context.Context, d Decision, opts ...AskOption) (Answe
 		return Answer{}, errors.Join(ctx.Err(), err)
 	}
 	return Answer{}, ctx.Err()
+}
+
+// Post puts d on Needs me inside t, a transaction the caller writes something else in too (a held
+// write and the decision it waits on), and returns it with its id. Its event is published when t
+// commits; [Service.Wait] then waits for its answer. A decision that is not valid is refused with
+// an [*InvalidError].
+func Post(t *ledger.Tx, d Decision) (Decision, error) {
+	d, err := prepare(d)
+	if err != nil {
+		return Decision{}, err
+	}
+	d.ID = ledger.NewID("dec_")
+	d.Created = t.Now()
+	if err := insert(t, d); err != nil {
+		return Decision{}, err
+	}
+	return d, t.Emit("needs.created", d.ID, d)
+}
+
+// Settle answers the open decision id with a inside t, a transaction that makes the answer's
+// change too, so the change and the answer commit together or not at all. Like
+// [Service.Answer] it is a compare-and-set: a decision settled before gets a [*SettledError]. Once
+// t has committed, pass the decision to [Service.Settled] to wake whoever waits on it.
+func Settle(t *ledger.Tx, id string, a Answer, by string) (Decision, error) {
+	if by == "" {
+		return Decision{}, errors.New("needs: answer: who answered is not known")
+	}
+	return answerTx(t, id, a, by)
+}
+
+// Get reads one decision inside t.
+func Get(t *ledger.Tx, id string) (Decision, error) { return getTx(t, id) }
+
+// Settled wakes whoever waits on d ([Service.Wait], [Service.Ask]) once the transaction that
+// settled it ([Settle]) has committed.
+func (s *Service) Settled(d Decision) {
+	if d.Status != Open {
+		s.wake(d)
+	}
+}
+
+// Wait blocks until the decision id settles, and returns it as it settled. Unlike [Service.Ask] it
+// leaves the decision open when ctx ends (the caller did not ask it, and someone else may still
+// wait), returning ctx's error.
+func (s *Service) Wait(ctx context.Context, id string) (Decision, error) {
+	wake := s.wait(id)
+	defer s.stopWaiting(id, wake)
+	// Read after waiting starts, so an answer that lands in between is seen one way or the other.
+	d, err := s.Get(ctx, id)
+	if err != nil || d.Status != Open {
+		return d, err
+	}
+	select {
+	case d := <-wake:
+		return d, nil
+	case <-ctx.Done():
+		return Decision{}, ctx.Err()
+	}
 }
 
 // outcome is what Ask returns for a settled decision.
@@ -290,28 +349,33 @@ func (s *Service) List(ctx context.Context, f Filter) ([]Decision, error) {
 	return out, nil
 }
 
-// wait registers the waiter of a decision that is about to be created.
-func (s *Service) wait(id string) <-chan Decision {
+// wait registers a waiter of a decision (one about to be created, or one that may settle).
+func (s *Service) wait(id string) chan Decision {
 	c := make(chan Decision, 1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.waiters[id] = c
+	s.waiters[id] = append(s.waiters[id], c)
 	return c
 }
 
-func (s *Service) stopWaiting(id string) {
+func (s *Service) stopWaiting(id string, c chan Decision) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.waiters, id)
+	ws := slices.DeleteFunc(s.waiters[id], func(w chan Decision) bool { return w == c })
+	if len(ws) == 0 {
+		delete(s.waiters, id)
+		return
+	}
+	s.waiters[id] = ws
 }
 
-// wake hands a settled decision to its waiter, if one waits. A decision settles once, so the
-// buffered channel never blocks.
+// wake hands a settled decision to its waiters. A decision settles once, so each buffered channel
+// gets one value and never blocks.
 func (s *Service) wake(d Decision) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c, ok := s.waiters[d.ID]; ok {
+	for _, c := range s.waiters[d.ID] {
 		c <- d
-		delete(s.waiters, d.ID)
 	}
+	delete(s.waiters, d.ID)
 }

@@ -50,7 +50,7 @@ func (s *Service) actWithTool(ctx context.Context, c Caller, a *action, input js
 		input = json.RawMessage("{}")
 	}
 	if err := a.tool.Validate(input); err != nil {
-		return nil, &Refusal{Status: http.StatusBadRequest, Msg: fmt.Sprintf("The input of %s is not right (%v); it takes the inputSchema here.", a.name, err),
+		return nil, &Refusal{Status: http.StatusBadRequest, Msg: fmt.Sprintf("The input of %s is not right, so nothing was done. %s It takes the inputSchema here.", a.name, err),
 			Extra: map[string]any{"inputSchema": a.schema}}
 	}
 	tc := &assistant.ToolContext{Records: s.rec, Skills: s, Actor: c.Actor}
