@@ -343,18 +343,33 @@ func statusErr(err error) (*acpsdk.RequestError, bool) {
 	return re, ok
 }
 
-// streamBroke reports whether a prompt's error is the agent's JavaScript runtime saying the body of
-// its model's reply broke off: Node's fetch (undici) fails the read with "terminated", Bun's
-// with "The socket connection was closed unexpectedly". The agents retry such a reply themselves
-// first; this is the error they give up with.
+// streamBroke reports whether a prompt's error is the agent's JavaScript runtime saying the
+// connection to its model broke while the reply came: Node's fetch (undici) fails the read with
+// "terminated" or "other side closed", Bun with "The socket connection was closed unexpectedly" or,
+// when the reset lands at another moment, "Connection reset by server". The agents retry such a
+// reply themselves first; this is the error they give up with.
 func streamBroke(err error) bool {
 	re, ok := statusErr(err)
 	if !ok {
 		return false
 	}
 	msg := strings.ToLower(strings.TrimSpace(re.Message))
-	return msg == "terminated" || strings.HasSuffix(msg, ": terminated") ||
-		strings.Contains(msg, "socket connection was closed unexpectedly")
+	if msg == "terminated" || strings.HasSuffix(msg, ": terminated") {
+		return true
+	}
+	for _, s := range brokenConnection {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// brokenConnection are the phrases Node, undici and Bun use for a connection that closed or was
+// reset under a request.
+var brokenConnection = []string{
+	"socket connection was closed unexpectedly", "connection reset", "econnreset",
+	"other side closed", "socket hang up", "premature close",
 }
 
 // authRequired reports whether err is the agent saying it has no sign-in.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/ensemblework/ensemble/runtime/store"
 	"sync"
 	"time"
 )
@@ -43,17 +44,16 @@ func (b *browserSessions) start(ctx context.Context, s *Server, port int, kept b
 		b.mu.Unlock()
 		return id, secret, nil
 	}
-	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 	tx, err := s.store.Writer().BeginTx(ctx, nil)
 	if err != nil {
 		return "", "", fmt.Errorf("save browser session: %w", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, "DELETE FROM browser_sessions WHERE expires_at < ?", stamp(now)); err != nil {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM browser_sessions WHERE expires_at < ?", store.Stamp(now)); err != nil {
 		return "", "", fmt.Errorf("save browser session: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO browser_sessions (id, hash, port, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-		id, hashText(secret), port, stamp(now), stamp(sess.expires)); err != nil {
+		id, hashText(secret), port, store.Stamp(now), store.Stamp(sess.expires)); err != nil {
 		return "", "", fmt.Errorf("save browser session: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -78,7 +78,7 @@ func (b *browserSessions) valid(ctx context.Context, s *Server, secret, id strin
 		if err != nil {
 			return false, fmt.Errorf("read browser session: %w", err)
 		}
-		if sess.expires, err = time.Parse(time.RFC3339, exp); err != nil {
+		if sess.expires, err = store.ParseTime(exp); err != nil {
 			return false, nil
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/ensemblework/ensemble/runtime/store"
 	"net/http"
 	"strings"
 	"sync"
@@ -221,7 +222,7 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
 	now := s.now().UTC()
 	if _, err := s.store.Writer().ExecContext(r.Context(),
 		"INSERT INTO paired_devices (id, name, hash, created_at) VALUES (?, ?, ?, ?)",
-		id, name, hashText(token), now.Format(time.RFC3339)); err != nil {
+		id, name, hashText(token), store.Stamp(now)); err != nil {
 		s.fail(w, r, fmt.Errorf("save paired device: %w", err))
 		return
 	}
@@ -263,8 +264,8 @@ func (s *Server) validDevice(ctx context.Context, token string) (string, error) 
 		return "", fmt.Errorf("read paired device: %w", err)
 	}
 	now := s.now().UTC()
-	if t, perr := time.Parse(time.RFC3339, seen.String); !seen.Valid || perr != nil || now.Sub(t) > lastSeenEvery {
-		if _, err := s.store.Writer().ExecContext(ctx, "UPDATE paired_devices SET last_seen_at = ? WHERE id = ?", now.Format(time.RFC3339), id); err != nil {
+	if t, perr := store.ParseTime(seen.String); !seen.Valid || perr != nil || now.Sub(t) > lastSeenEvery {
+		if _, err := s.store.Writer().ExecContext(ctx, "UPDATE paired_devices SET last_seen_at = ? WHERE id = ?", store.Stamp(now), id); err != nil {
 			s.log.Warn("note paired device seen", "err", err)
 		}
 	}
@@ -286,8 +287,8 @@ func (s *Server) PairedDevices(ctx context.Context) ([]PairedDevice, error) {
 		if err := rows.Scan(&d.ID, &d.Name, &created, &seen); err != nil {
 			return nil, fmt.Errorf("list paired devices: %w", err)
 		}
-		d.CreatedAt, _ = time.Parse(time.RFC3339, created)
-		if t, err := time.Parse(time.RFC3339, seen.String); seen.Valid && err == nil {
+		d.CreatedAt, _ = store.ParseTime(created)
+		if t, err := store.ParseTime(seen.String); seen.Valid && err == nil {
 			d.LastSeenAt = &t
 		}
 		out = append(out, d)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // KindConversation is the event published when a conversation is created, gets a message or is
@@ -87,16 +88,6 @@ func titleOf(text string) string {
 	return strings.TrimSpace(string(r[:titleLength-1])) + "…"
 }
 
-// stampLayout has a fixed width, so that stored times sort as text in time order.
-const stampLayout = "2006-01-02T15:04:05.000000000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(stampLayout) }
-
-func parseStamp(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s)
-	return t
-}
-
 // historyWindow is how many of a conversation's newest messages are read to build a turn's
 // history: more than HistoryMessages, since error turns are skipped.
 const historyWindow = 100
@@ -106,7 +97,7 @@ const historyWindow = 100
 func (s *Service) open(ctx context.Context, id string, isNew bool, text string) ([]models.Message, error) {
 	var hist []models.Message
 	err := s.cfg.Writer.Exec(ctx, func(t *ledger.Tx) error {
-		now := stamp(t.Now())
+		now := store.Stamp(t.Now())
 		change := "message"
 		if isNew {
 			change = "created"
@@ -143,7 +134,7 @@ func (s *Service) save(ctx context.Context, id string, m Message) (string, error
 	m.ID = ledger.NewID("msg_")
 	err := s.cfg.Writer.Exec(ctx, func(t *ledger.Tx) error {
 		if _, err := t.ExecContext(t.Context(), "UPDATE assistant_conversations SET updated_at = ? WHERE id = ?",
-			stamp(t.Now()), id); err != nil {
+			store.Stamp(t.Now()), id); err != nil {
 			return fmt.Errorf("assistant: save reply in %s: %w", id, err)
 		}
 		if err := insertMessage(t, id, m); err != nil {
@@ -168,7 +159,7 @@ func insertMessage(t *ledger.Tx, convID string, m Message) error {
 	_, err := t.ExecContext(t.Context(), `INSERT INTO assistant_messages
 		(id, conversation_id, seq, role, text, history, error, stopped, cut_off, tools, created_at)
 		VALUES (?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM assistant_messages WHERE conversation_id = ?), ?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.ID, convID, convID, m.Role, m.Text, m.history, m.Error, m.Stopped, m.CutOff, string(tools), stamp(t.Now()))
+		m.ID, convID, convID, m.Role, m.Text, m.history, m.Error, m.Stopped, m.CutOff, string(tools), store.Stamp(t.Now()))
 	if err != nil {
 		return fmt.Errorf("assistant: save message in %s: %w", convID, err)
 	}
@@ -203,7 +194,7 @@ func readMessages(ctx context.Context, db querier, id string, limit int) ([]Mess
 		if err := json.Unmarshal([]byte(tools), &m.Tools); err != nil {
 			return nil, fmt.Errorf("assistant: read tool rows of %s: %w", m.ID, err)
 		}
-		m.At = parseStamp(at)
+		m.At = store.ReadTime(at)
 		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
@@ -269,7 +260,7 @@ func (s *Service) List(ctx context.Context, limit int) ([]Summary, error) {
 		if err := rows.Scan(&c.ID, &c.Title, &at, &c.Messages); err != nil {
 			return nil, fmt.Errorf("assistant: list conversations: %w", err)
 		}
-		c.UpdatedAt = parseStamp(at)
+		c.UpdatedAt = store.ReadTime(at)
 		c.Busy = s.Busy(c.ID)
 		out = append(out, c)
 	}
@@ -291,7 +282,7 @@ func (s *Service) Conversation(ctx context.Context, id string) (Conversation, er
 	if err != nil {
 		return Conversation{}, fmt.Errorf("assistant: read conversation %s: %w", id, err)
 	}
-	c.UpdatedAt = parseStamp(at)
+	c.UpdatedAt = store.ReadTime(at)
 	c.Busy = s.Busy(id)
 	if c.Messages, err = readMessages(ctx, db, id, 0); err != nil {
 		return Conversation{}, err

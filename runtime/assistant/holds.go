@@ -11,6 +11,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // Proposal statuses.
@@ -57,7 +58,7 @@ func (s *Service) hold(ctx context.Context, tc *ToolContext, convID string, t *T
 				return err
 			}
 		}
-		now := stamp(tx.Now())
+		now := store.Stamp(tx.Now())
 		_, err := tx.ExecContext(tx.Context(), `INSERT INTO assistant_proposals
 			(id, conversation_id, call_id, tool, input, preview, policy, status, decision_id, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, 'proposed', ?, ?, ?)`,
@@ -314,7 +315,7 @@ func markApplied(tx *ledger.Tx, p proposal, res Result, way via) (*needs.Decisio
 	}
 	receipt, _ := json.Marshal(res)
 	done, err := tx.ExecContext(tx.Context(), `UPDATE assistant_proposals SET status = 'applied', error = '', result = ?, updated_at = ?
-		WHERE id = ? AND status IN ('proposed', 'failed')`, string(receipt), stamp(tx.Now()), p.id)
+		WHERE id = ? AND status IN ('proposed', 'failed')`, string(receipt), store.Stamp(tx.Now()), p.id)
 	if err != nil {
 		return nil, fmt.Errorf("assistant: mark %s applied: %w", p.id, err)
 	}
@@ -406,7 +407,7 @@ func (s *Service) applyFailed(ctx context.Context, ps []proposal, landed []*Resu
 	msg := cause.Error()
 	err := s.cfg.Writer.Exec(context.WithoutCancel(ctx), func(tx *ledger.Tx) error {
 		_, err := tx.ExecContext(tx.Context(), "UPDATE assistant_proposals SET status = 'failed', error = ?, updated_at = ? WHERE id = ? AND status IN ('proposed', 'failed')",
-			msg, stamp(tx.Now()), ps[bad].id)
+			msg, store.Stamp(tx.Now()), ps[bad].id)
 		if err != nil {
 			return err
 		}
@@ -459,7 +460,7 @@ func (s *Service) discard(ctx context.Context, id string, way via) error {
 	var answered *needs.Decision
 	err = s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
 		res, err := tx.ExecContext(tx.Context(), "UPDATE assistant_proposals SET status = 'discarded', updated_at = ? WHERE id = ? AND status IN ('proposed', 'failed')",
-			stamp(tx.Now()), id)
+			store.Stamp(tx.Now()), id)
 		if err != nil {
 			return err
 		}

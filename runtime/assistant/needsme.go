@@ -7,6 +7,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // A write held under the needs-me policy waits in two places at once: for Apply (or Discard) in the
@@ -102,7 +103,7 @@ func (s *Service) Resume(ctx context.Context) error {
 				return err
 			}
 			_, err = tx.ExecContext(tx.Context(), "UPDATE assistant_proposals SET decision_id = ?, updated_at = ? WHERE id = ? AND status = 'proposed'",
-				decision, stamp(tx.Now()), p.id)
+				decision, store.Stamp(tx.Now()), p.id)
 			return err
 		})
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // KindSkill is the event published when a personal skill is saved or deleted. Its data is a
@@ -91,7 +92,7 @@ func (s *Service) skills(ctx context.Context, limit int) ([]Skill, error) {
 		if err := rows.Scan(&sk.Name, &sk.Title, &at); err != nil {
 			return nil, fmt.Errorf("assistant: list skills: %w", err)
 		}
-		sk.UpdatedAt = parseStamp(at)
+		sk.UpdatedAt = store.ReadTime(at)
 		out = append(out, sk)
 	}
 	if err := rows.Err(); err != nil {
@@ -113,7 +114,7 @@ func (s *Service) Skill(ctx context.Context, name string) (Skill, error) {
 	if err != nil {
 		return Skill{}, fmt.Errorf("assistant: read skill %s: %w", name, err)
 	}
-	sk.UpdatedAt = parseStamp(at)
+	sk.UpdatedAt = store.ReadTime(at)
 	return sk, nil
 }
 
@@ -137,10 +138,10 @@ func (s *Service) PutSkill(ctx context.Context, name string, in SkillInput) (Ski
 	sk := Skill{Name: name, Title: title, Body: body}
 	err := s.cfg.Writer.Exec(ctx, func(t *ledger.Tx) error {
 		now := t.Now()
-		sk.UpdatedAt = parseStamp(stamp(now))
+		sk.UpdatedAt = store.ReadTime(store.Stamp(now))
 		if _, err := t.ExecContext(t.Context(), `INSERT INTO skills (name, title, body, updated_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (name) DO UPDATE SET title = excluded.title, body = excluded.body, updated_at = excluded.updated_at`,
-			name, title, body, stamp(now)); err != nil {
+			name, title, body, store.Stamp(now)); err != nil {
 			return fmt.Errorf("assistant: save skill %s: %w", name, err)
 		}
 		return t.Emit(KindSkill, name, SkillChange{Name: name, Change: "saved"})

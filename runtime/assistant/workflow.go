@@ -17,6 +17,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // hub_run_workflow proposes 2–12 ordered Hub writes under one Apply (spec 000 §6, Ordered
@@ -560,7 +561,7 @@ func saveWorkflow(tx *ledger.Tx, proposalID, convID, callID, tool string, input 
 	for i, s := range in.Steps {
 		steps[i] = workflowStepState{ID: s.ID, Tool: s.Tool, Status: "waiting"}
 	}
-	now := stamp(tx.Now())
+	now := store.Stamp(tx.Now())
 	_, err = tx.ExecContext(tx.Context(), `INSERT INTO assistant_workflows
 		(proposal_id, conversation_id, call_id, title, plan_hash, steps, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, proposalID, convID, callID, in.Title, hash, string(mustJSON(steps)), now, now)
@@ -627,7 +628,7 @@ func workflowFailed(tx *ledger.Tx, p proposal, cause error) error {
 
 func setWorkflowSteps(tx *ledger.Tx, id string, steps []workflowStepState) error {
 	_, err := tx.ExecContext(tx.Context(), "UPDATE assistant_workflows SET steps = ?, updated_at = ? WHERE proposal_id = ?",
-		string(mustJSON(steps)), stamp(tx.Now()), id)
+		string(mustJSON(steps)), store.Stamp(tx.Now()), id)
 	if err != nil {
 		return fmt.Errorf("assistant: save workflow %s steps: %w", id, err)
 	}

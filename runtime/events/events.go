@@ -15,6 +15,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"github.com/ensemblework/ensemble/runtime/store"
 	"time"
 )
 
@@ -42,7 +43,7 @@ func Append(ctx context.Context, tx Execer, at time.Time, kind, subject string, 
 	}
 	at = at.UTC()
 	res, err := tx.ExecContext(ctx, "INSERT INTO events (at, kind, subject, data) VALUES (?, ?, ?, ?)",
-		at.Format(time.RFC3339Nano), kind, subject, string(raw))
+		store.Stamp(at), kind, subject, string(raw))
 	if err != nil {
 		return Event{}, fmt.Errorf("events: append %s: %w", kind, err)
 	}
@@ -74,7 +75,7 @@ func Since(ctx context.Context, db Querier, after int64, limit int) ([]Event, er
 		if err := rows.Scan(&ev.Seq, &at, &ev.Kind, &ev.Subject, &data); err != nil {
 			return nil, fmt.Errorf("events: read since %d: %w", after, err)
 		}
-		ev.At, _ = time.Parse(time.RFC3339Nano, at)
+		ev.At, _ = store.ParseTime(at)
 		ev.Data = json.RawMessage(data)
 		evs = append(evs, ev)
 	}

@@ -554,7 +554,7 @@ func briefOf(title, page string) string {
 
 func insertJob(t *ledger.Tx, j *Job) error {
 	ctx := t.Context()
-	at := stamp(j.CreatedAt)
+	at := store.Stamp(j.CreatedAt)
 	_, err := t.ExecContext(ctx, `INSERT INTO jobs (id, task_id, agent, brief, status, folder_kind, folder, work_dir,
 		branch, resource_key, continues, resume, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		j.ID, j.TaskID, j.Agent, j.Brief, string(j.Status), string(j.FolderKind), j.Folder, j.WorkDir, j.Branch,
@@ -575,8 +575,6 @@ func insertJob(t *ledger.Tx, j *Job) error {
 		Text: "Assigned to " + j.Agent + " (" + st.describe() + ")."})
 }
 
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
 const jobColumns = `j.id, j.task_id, j.agent, j.brief, j.status, j.folder_kind, j.folder, j.work_dir, j.branch,
 	j.resource_key, j.session_id, j.continues, j.resume, j.model, j.summary, j.report, j.base_commit, j.changes, j.error, j.usage, j.turns, j.steps, j.attempts, j.kept, j.observed,
 	j.created_at, j.started_at, j.ended_at, j.updated_at, s.mode, s.trusted, s.sandbox, s.outside, s.git,
@@ -592,8 +590,8 @@ func scanJob(r scanner) (Job, error) {
 		usage, kept        string
 		observed           string
 		report, changes    string
-		created, updated   string
-		started, ended     sql.NullString
+		created, updated   store.Time
+		started, ended     store.Time
 		status, kind, mode string
 		outside, git       string
 	)
@@ -618,21 +616,9 @@ func scanJob(r scanner) (Job, error) {
 		j.Report = new(Report)
 		json.Unmarshal([]byte(report), j.Report)
 	}
-	j.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
-	j.UpdatedAt, _ = time.Parse(time.RFC3339Nano, updated)
-	j.StartedAt, j.EndedAt = nullTime(started), nullTime(ended)
+	j.CreatedAt, j.UpdatedAt = created.Time, updated.Time
+	j.StartedAt, j.EndedAt = started.Ptr(), ended.Ptr()
 	return j, nil
-}
-
-func nullTime(s sql.NullString) *time.Time {
-	if !s.Valid {
-		return nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s.String)
-	if err != nil {
-		return nil
-	}
-	return &t
 }
 
 // Get returns a run.

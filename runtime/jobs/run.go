@@ -13,6 +13,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // Why a run's context ended.
@@ -129,7 +130,7 @@ func (r *run) main() {
 	r.session = j.SessionID
 	r.places = NewPlaces(r.s.opts.Home, r.s.opts.DataDir, r.s.opts.MCPURL)
 	if err := r.s.w.Exec(context.Background(), func(t *ledger.Tx) error {
-		if err := updateJob(t, j.ID, map[string]any{"status": string(Running), "started_at": stamp(t.Now())}); err != nil {
+		if err := updateJob(t, j.ID, map[string]any{"status": string(Running), "started_at": store.Stamp(t.Now())}); err != nil {
 			return err
 		}
 		return t.Emit(KindStatus, j.ID, Trace{RunID: j.ID, Status: Running, Reason: "Started in " + j.WorkDir + "."})
@@ -417,7 +418,7 @@ func (r *run) end(status Status, res engines.Result, why string) {
 	summary, why := r.s.hide(trim(res.Summary, previewSummary)), r.s.hide(why)
 	changes := changedFiles(context.Background(), r.job.WorkDir, r.job.BaseCommit)
 	err := r.s.w.Exec(context.Background(), func(t *ledger.Tx) error {
-		set := map[string]any{"status": string(status), "ended_at": stamp(t.Now()), "summary": summary,
+		set := map[string]any{"status": string(status), "ended_at": store.Stamp(t.Now()), "summary": summary,
 			"error": why, "turns": res.Turns, "usage": jsonValue{usage}, "session_id": session,
 			"changes": jsonValue{changes}}
 		if status == Done {

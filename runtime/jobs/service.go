@@ -7,6 +7,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // Start recovers from the last shutdown and starts the queue. Runs that were going (or had been
@@ -34,7 +35,7 @@ func (s *Service) Start(ctx context.Context) error {
 		}
 		why := "Ensemble stopped while the run was going; it was not started again."
 		for _, id := range stale {
-			if err := updateJob(t, id, map[string]any{"status": string(Interrupted), "ended_at": stamp(t.Now()), "error": why}); err != nil {
+			if err := updateJob(t, id, map[string]any{"status": string(Interrupted), "ended_at": store.Stamp(t.Now()), "error": why}); err != nil {
 				return err
 			}
 			if err := t.Emit(KindStatus, id, Trace{RunID: id, Status: Interrupted, Reason: why}); err != nil {
@@ -159,7 +160,7 @@ func (s *Service) Stop(ctx context.Context, id string) (Job, error) {
 	s.mu.Unlock()
 	err = s.w.Exec(ctx, func(t *ledger.Tx) error {
 		res, err := t.ExecContext(ctx, "UPDATE jobs SET status = 'stopped', ended_at = ?, updated_at = ?, error = ? WHERE id = ? AND status = 'queued'",
-			stamp(t.Now()), stamp(t.Now()), "Stopped before it started.", id)
+			store.Stamp(t.Now()), store.Stamp(t.Now()), "Stopped before it started.", id)
 		if err != nil {
 			return err
 		}
@@ -237,7 +238,7 @@ func (s *Service) Events(ctx context.Context, id string, after int64, limit int)
 		if err := rows.Scan(&ev.Seq, &at, &ev.Kind, &ev.Subject, &data); err != nil {
 			return nil, fmt.Errorf("jobs: events of %s: %w", id, err)
 		}
-		ev.At, _ = time.Parse(time.RFC3339Nano, at)
+		ev.At, _ = store.ParseTime(at)
 		ev.Data = []byte(data)
 		out = append(out, ev)
 	}

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"github.com/ensemblework/ensemble/runtime/store"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -485,5 +486,40 @@ func TestAssignExistingTaskAndList(t *testing.T) {
 	}
 	if j.Settings.Mode != judge.ModeAsk || !j.Settings.Sandbox || j.Settings.Git != judge.GitLocal {
 		t.Errorf("default settings = %+v", j.Settings)
+	}
+}
+
+// TestRestartStartsQueuedRunsInOrder queues two runs within one second, the later one first by
+// its id, and checks a restart starts them in the order they were queued: every table keeps
+// times in one fixed-width layout, so text order is time order (RFC 3339 with trimmed
+// nanoseconds put "…:05.5Z" before "…:05Z").
+func TestRestartStartsQueuedRunsInOrder(t *testing.T) {
+	e := newEnv(t, []step{})
+	e.service(false) // not started: runs stay queued
+	later := e.assign(AssignRequest{Folder: e.folder})
+	earlier := e.assign(AssignRequest{Folder: e.folder})
+	db := e.st.Writer()
+	second := time.Date(2026, 12, 2, 10, 0, 5, 0, time.UTC)
+	for id, at := range map[string]time.Time{earlier.ID: second, later.ID: second.Add(500 * time.Millisecond)} {
+		if _, err := db.Exec("UPDATE jobs SET created_at = ? WHERE id = ?", store.Stamp(at), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stamp string
+	if err := db.QueryRow("SELECT updated_at FROM jobs WHERE id = ?", later.ID).Scan(&stamp); err != nil || len(stamp) != len(store.TimeLayout) {
+		t.Errorf("a run's time is kept as %q, not in store.TimeLayout (%v)", stamp, err)
+	}
+	if err := e.svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.waitEnded(earlier.ID, Done)
+	e.waitEnded(later.ID, Done)
+	specs := e.driver.view().specs
+	if len(specs) != 2 || specs[0].Env["ENSEMBLE_RUN"] != earlier.ID || specs[1].Env["ENSEMBLE_RUN"] != later.ID {
+		var order []string
+		for _, s := range specs {
+			order = append(order, s.Env["ENSEMBLE_RUN"])
+		}
+		t.Errorf("started %v, want %s then %s", order, earlier.ID, later.ID)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // The kinds of run events. Each has subject = the job id and a [Trace] as its data.
@@ -165,7 +166,7 @@ func updateJob(t *ledger.Tx, id string, set map[string]any) error {
 	if len(set) == 0 {
 		return nil
 	}
-	q, args := "UPDATE jobs SET updated_at = ?", []any{stamp(t.Now())}
+	q, args := "UPDATE jobs SET updated_at = ?", []any{store.Stamp(t.Now())}
 	for k, v := range set {
 		if b, ok := v.(jsonValue); ok {
 			raw, _ := json.Marshal(b.v)

@@ -140,7 +140,7 @@ func (t *Tx) record(actor Actor, kind string) (Group, error) {
 	}
 	_, err := t.tx.ExecContext(t.ctx, `INSERT INTO ledger_groups
 		(id, seq, kind, target, actor_kind, actor_id, actor_name, summary, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		g.ID, g.Seq, kind, tgt, string(actor.Kind), actor.ID, actor.Name, g.Summary, g.At.Format(time.RFC3339Nano))
+		g.ID, g.Seq, kind, tgt, string(actor.Kind), actor.ID, actor.Name, g.Summary, store.Stamp(g.At))
 	if err != nil {
 		return Group{}, fmt.Errorf("ledger: record group: %w", err)
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/ensemblework/ensemble/runtime/events"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 const groupCols = `id, seq, kind, coalesce(target, ''), actor_kind, actor_id, actor_name, summary, at, state,
@@ -38,7 +38,7 @@ func queryGroups(ctx context.Context, db querier, q string, args ...any) ([]Grou
 			&g.Summary, &at, &g.State, &g.Changes); err != nil {
 			return nil, fmt.Errorf("ledger: read groups: %w", err)
 		}
-		g.At, _ = time.Parse(time.RFC3339Nano, at)
+		g.At, _ = store.ParseTime(at)
 		out = append(out, g)
 	}
 	return out, rows.Err()

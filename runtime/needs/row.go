@@ -6,20 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
-
-// stampLayout has a fixed width, so that stored times sort as text in time order.
-const stampLayout = "2006-01-02T15:04:05.000000000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(stampLayout) }
-
-func parseStamp(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s)
-	return t
-}
 
 // columns are the decisions table's columns in the order scan reads them.
 const columns = `id, kind, run_id, title, question, call, touches, reason, options, recommended, why, free_text,
@@ -38,7 +28,7 @@ func insert(t *ledger.Tx, d Decision) error {
 		(id, kind, run_id, title, question, call, touches, reason, options, recommended, why, free_text, created_at, status)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open')`,
 		d.ID, string(d.Kind), d.Source.RunID, d.Source.Title, d.Question, d.Call, string(touches), d.Reason,
-		string(options), d.Recommended, d.Why, d.FreeText, stamp(d.Created))
+		string(options), d.Recommended, d.Why, d.FreeText, store.Stamp(d.Created))
 	if err != nil {
 		return fmt.Errorf("needs: save decision: %w", err)
 	}
@@ -60,7 +50,7 @@ func scan(r scanner) (Decision, error) {
 	if err != nil {
 		return d, err
 	}
-	d.Kind, d.Status, d.Created = Kind(kind), Status(status), parseStamp(created)
+	d.Kind, d.Status, d.Created = Kind(kind), Status(status), store.ReadTime(created)
 	d.recommendSet = true
 	if err := json.Unmarshal([]byte(touches), &d.Touches); err != nil {
 		return d, fmt.Errorf("needs: decision %s: touches: %w", d.ID, err)
@@ -73,11 +63,11 @@ func scan(r scanner) (Decision, error) {
 	}
 	d.AnsweredBy = by.String
 	if answeredAt.Valid {
-		t := parseStamp(answeredAt.String)
+		t := store.ReadTime(answeredAt.String)
 		d.AnsweredAt = &t
 	}
 	if closedAt.Valid {
-		t := parseStamp(closedAt.String)
+		t := store.ReadTime(closedAt.String)
 		d.ClosedAt = &t
 	}
 	return d, nil

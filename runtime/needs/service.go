@@ -194,7 +194,7 @@ func answerTx(t *ledger.Tx, id string, a Answer, by string) (Decision, error) {
 	at := t.Now()
 	res, err := t.ExecContext(t.Context(), `UPDATE decisions
 		SET status = 'answered', answer_option = ?, answer_text = ?, answered_by = ?, answered_at = ?
-		WHERE id = ? AND status = 'open'`, a.Option, a.Text, by, stamp(at), id)
+		WHERE id = ? AND status = 'open'`, a.Option, a.Text, by, store.Stamp(at), id)
 	if err != nil {
 		return Decision{}, fmt.Errorf("needs: answer %s: %w", id, err)
 	}
@@ -246,7 +246,7 @@ func closeTx(t *ledger.Tx, id string, to Status) (Decision, error) {
 	}
 	at := t.Now()
 	res, err := t.ExecContext(t.Context(), "UPDATE decisions SET status = ?, closed_at = ? WHERE id = ? AND status = 'open'",
-		string(to), stamp(at), id)
+		string(to), store.Stamp(at), id)
 	if err != nil {
 		return Decision{}, fmt.Errorf("needs: %s %s: %w", to, id, err)
 	}

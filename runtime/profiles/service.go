@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/ensemblework/ensemble/runtime/jobs"
@@ -120,7 +119,7 @@ func (s *Service) Create(ctx context.Context, in Input) (Profile, error) {
 			return fmt.Errorf("profiles: save %s: %w", p.ID, err)
 		}
 		if _, err := t.ExecContext(t.Context(), `INSERT INTO run_profiles (id, name, name_key, agent, folder, settings, starred, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)`, p.ID, p.Name, key(p.Name), p.Agent, p.Folder, string(set), stamp(p.CreatedAt), stamp(p.UpdatedAt)); err != nil {
+			VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)`, p.ID, p.Name, key(p.Name), p.Agent, p.Folder, string(set), store.Stamp(p.CreatedAt), store.Stamp(p.UpdatedAt)); err != nil {
 			return fmt.Errorf("profiles: save %s: %w", p.ID, err)
 		}
 		return t.Emit(KindChanged, p.ID, Change{ID: p.ID})
@@ -152,7 +151,7 @@ func (s *Service) Update(ctx context.Context, id string, in Input) (Profile, err
 			return fmt.Errorf("profiles: save %s: %w", id, err)
 		}
 		if _, err := t.ExecContext(t.Context(), `UPDATE run_profiles SET name = ?, name_key = ?, agent = ?, folder = ?, settings = ?, updated_at = ?
-			WHERE id = ?`, p.Name, key(p.Name), p.Agent, p.Folder, string(set), stamp(t.Now()), id); err != nil {
+			WHERE id = ?`, p.Name, key(p.Name), p.Agent, p.Folder, string(set), store.Stamp(t.Now()), id); err != nil {
 			return fmt.Errorf("profiles: save %s: %w", id, err)
 		}
 		return t.Emit(KindChanged, id, Change{ID: id})
@@ -185,7 +184,7 @@ func (s *Service) star(ctx context.Context, id string, on bool) (Profile, error)
 		if was == on {
 			return nil
 		}
-		now := stamp(t.Now())
+		now := store.Stamp(t.Now())
 		if on {
 			var old string
 			err := t.QueryRowContext(t.Context(), "SELECT id FROM run_profiles WHERE starred = 1").Scan(&old)
@@ -302,15 +301,10 @@ func scan(row interface{ Scan(...any) error }) (Profile, error) {
 	if err := json.Unmarshal([]byte(set), &p.Settings); err != nil {
 		return Profile{}, fmt.Errorf("profile %s's settings: %w", p.ID, err)
 	}
-	p.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
-	p.UpdatedAt, _ = time.Parse(time.RFC3339Nano, updated)
+	p.CreatedAt, _ = store.ParseTime(created)
+	p.UpdatedAt, _ = store.ParseTime(updated)
 	return p, nil
 }
 
 // key is a name as names are compared: whatever their case.
 func key(name string) string { return strings.ToLower(strings.Join(strings.Fields(name), " ")) }
-
-// stampLayout sorts as text in time order (RFC 3339 with fixed nanoseconds, in UTC).
-const stampLayout = "2006-01-02T15:04:05.000000000Z07:00"
-
-func stamp(t time.Time) string { return t.UTC().Format(stampLayout) }

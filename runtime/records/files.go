@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // File is one of the person's files: its details in the database, its bytes under the data folder,
@@ -52,7 +53,7 @@ var fileKind = &kind[File, fileInput]{
 		return File{ID: r.Str("id"), SpaceID: r.Str("space_id"), Name: r.Str("name"), MediaType: r.Str("media_type"),
 			Size: int64(r.Float("size")), SHA256: r.Str("sha256"), Summary: r.Str("summary"), HasText: r.Str("text") != "",
 			Tags: stringList(r.Str("tags")), Attached: stringList(r.Str("attached")), Source: r.Str("source"),
-			CreatedAt: parseStamp(r.Str("created_at")), UpdatedAt: parseStamp(r.Str("updated_at")),
+			CreatedAt: store.ReadTime(r.Str("created_at")), UpdatedAt: store.ReadTime(r.Str("updated_at")),
 			DeletedAt: parseNullStamp(r, "deleted_at")}
 	},
 	title: func(f File) string { return f.Name },

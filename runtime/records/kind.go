@@ -7,6 +7,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // kind describes one record type to the code every type shares: reading, creating, updating, Trash,
@@ -52,16 +53,9 @@ func (k *kind[T, In]) announce(t *ledger.Tx, id string) error {
 	}
 }
 
-func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
-
-func parseStamp(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s)
-	return t
-}
-
 func parseNullStamp(r ledger.Row, col string) *time.Time {
 	if s := r.NullStr(col); s != nil {
-		t := parseStamp(*s)
+		t := store.ReadTime(*s)
 		return &t
 	}
 	return nil
@@ -120,7 +114,7 @@ func (b *Batch) live(table, name, id string) (ledger.Row, error) {
 func (k *kind[T, In]) create(b *Batch, row ledger.Row) (T, error) {
 	var zero T
 	id := ledger.NewID(k.prefix)
-	now := stamp(b.t.Now())
+	now := store.Stamp(b.t.Now())
 	row["id"], row["space_id"], row["created_at"], row["updated_at"] = id, b.s.space, now, now
 	if err := b.t.Insert(k.table, row); err != nil {
 		return zero, err
@@ -142,7 +136,7 @@ func (k *kind[T, In]) update(b *Batch, id string, set ledger.Row) (T, error) {
 		var zero T
 		return zero, err
 	}
-	set["updated_at"] = stamp(b.t.Now())
+	set["updated_at"] = store.Stamp(b.t.Now())
 	if _, err := b.t.Update(k.table, id, set); err != nil {
 		var zero T
 		return zero, err
@@ -161,7 +155,7 @@ func (k *kind[T, In]) trash(b *Batch, id string) (T, error) {
 		var zero T
 		return zero, err
 	}
-	if _, err := b.t.Update(k.table, id, ledger.Row{"deleted_at": stamp(b.t.Now())}); err != nil {
+	if _, err := b.t.Update(k.table, id, ledger.Row{"deleted_at": store.Stamp(b.t.Now())}); err != nil {
 		var zero T
 		return zero, err
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // Page is a standalone Markdown page; pages can nest under a parent.
@@ -30,7 +31,7 @@ var pageKind = &kind[Page, PageInput]{
 	decode: func(r ledger.Row) Page {
 		return Page{ID: r.Str("id"), SpaceID: r.Str("space_id"), ParentID: r.NullStr("parent_id"),
 			Title: r.Str("title"), Body: r.Str("body"),
-			CreatedAt: parseStamp(r.Str("created_at")), UpdatedAt: parseStamp(r.Str("updated_at")),
+			CreatedAt: store.ReadTime(r.Str("created_at")), UpdatedAt: store.ReadTime(r.Str("updated_at")),
 			DeletedAt: parseNullStamp(r, "deleted_at")}
 	},
 	title: func(p Page) string { return p.Title },

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // Person is someone the person works with.
@@ -37,7 +38,7 @@ var personKind = &kind[Person, PersonInput]{
 		return Person{ID: r.Str("id"), SpaceID: r.Str("space_id"), Name: r.Str("name"),
 			Email: r.Str("email"), Role: r.Str("role"), Team: r.Str("team"),
 			Relationship: r.Str("relationship"), Notes: r.Str("notes"),
-			CreatedAt: parseStamp(r.Str("created_at")), UpdatedAt: parseStamp(r.Str("updated_at")),
+			CreatedAt: store.ReadTime(r.Str("created_at")), UpdatedAt: store.ReadTime(r.Str("updated_at")),
 			DeletedAt: parseNullStamp(r, "deleted_at")}
 	},
 	title: func(p Person) string { return p.Name },

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // Project groups tasks toward one outcome.
@@ -35,7 +36,7 @@ var projectKind = &kind[Project, ProjectInput]{
 	decode: func(r ledger.Row) Project {
 		return Project{ID: r.Str("id"), SpaceID: r.Str("space_id"), Name: r.Str("name"),
 			Summary: r.Str("summary"), Status: r.Str("status"), Notes: r.Str("notes"),
-			CreatedAt: parseStamp(r.Str("created_at")), UpdatedAt: parseStamp(r.Str("updated_at")),
+			CreatedAt: store.ReadTime(r.Str("created_at")), UpdatedAt: store.ReadTime(r.Str("updated_at")),
 			DeletedAt: parseNullStamp(r, "deleted_at")}
 	},
 	title: func(p Project) string { return p.Name },

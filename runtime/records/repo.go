@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // Repo is a code repository the person works in: a remote URL, a checkout on this computer, or both.
@@ -32,7 +33,7 @@ var repoKind = &kind[Repo, RepoInput]{
 	decode: func(r ledger.Row) Repo {
 		return Repo{ID: r.Str("id"), SpaceID: r.Str("space_id"), Name: r.Str("name"), URL: r.Str("url"),
 			Path: r.Str("path"), DefaultBranch: r.Str("default_branch"),
-			CreatedAt: parseStamp(r.Str("created_at")), UpdatedAt: parseStamp(r.Str("updated_at")),
+			CreatedAt: store.ReadTime(r.Str("created_at")), UpdatedAt: store.ReadTime(r.Str("updated_at")),
 			DeletedAt: parseNullStamp(r, "deleted_at")}
 	},
 	title: func(r Repo) string { return r.Name },

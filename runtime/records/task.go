@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // Task is a piece of work: what it is, where it stands, whose it is, and its Markdown page.
@@ -66,8 +67,8 @@ func decodeTask(r ledger.Row) Task {
 		Title: r.Str("title"), Status: Status(r.Str("status")), Priority: r.Str("priority"),
 		Due: r.NullStr("due"), Labels: stringList(r.Str("labels")), OwnerID: r.NullStr("owner_id"),
 		People: stringList(r.Str("people")), RepoID: r.NullStr("repo_id"), Page: r.Str("page"),
-		Position: r.Float("position"), CreatedAt: parseStamp(r.Str("created_at")),
-		UpdatedAt: parseStamp(r.Str("updated_at")), DeletedAt: parseNullStamp(r, "deleted_at"),
+		Position: r.Float("position"), CreatedAt: store.ReadTime(r.Str("created_at")),
+		UpdatedAt: store.ReadTime(r.Str("updated_at")), DeletedAt: parseNullStamp(r, "deleted_at"),
 	}
 }
 

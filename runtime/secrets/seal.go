@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // A sealed box carries one value from a browser to this computer alone (spec 002 §8.7.2). The
@@ -90,8 +91,6 @@ const (
 	sealMinNonce  = 16
 	sealMaxNonce  = 128
 	purposeSecret = "secret"
-	// seenStamp has a fixed width, so expiry times compare as text in SQLite.
-	seenStamp = "2006-01-02T15:04:05.000000000Z"
 )
 
 // SealError is a box refused; Code is the reason's name (seal_device, seal_origin, seal_expired,
@@ -255,7 +254,7 @@ func checkAAD(a AAD, kid string, expect Expect, now time.Time) (time.Time, error
 	case len(a.Nonce) < b64.EncodedLen(sealMinNonce) || len(a.Nonce) > sealMaxNonce:
 		return time.Time{}, refuse("seal_shape", "The box's nonce must be 16 to 96 random bytes in base64url.")
 	}
-	exp, err := time.Parse(time.RFC3339Nano, a.ExpiresAt)
+	exp, err := store.ParseTime(a.ExpiresAt)
 	switch {
 	case err != nil:
 		return time.Time{}, refuse("seal_shape", "The box's expiresAt is not an RFC 3339 time.")
@@ -271,11 +270,11 @@ func checkAAD(a AAD, kid string, expect Expect, now time.Time) (time.Time, error
 // after that the expiry check refuses the box anyway, so the row is dropped.
 func (s *Store) take(ctx context.Context, nonce string, exp, now time.Time) error {
 	return s.w.Exec(ctx, func(t *ledger.Tx) error {
-		if _, err := t.ExecContext(ctx, "DELETE FROM secret_seal_seen WHERE expires_at <= ?", now.UTC().Format(seenStamp)); err != nil {
+		if _, err := t.ExecContext(ctx, "DELETE FROM secret_seal_seen WHERE expires_at <= ?", store.Stamp(now)); err != nil {
 			return fmt.Errorf("secrets: open: %w", err)
 		}
 		res, err := t.ExecContext(ctx, "INSERT INTO secret_seal_seen (nonce, expires_at) VALUES (?, ?) ON CONFLICT (nonce) DO NOTHING",
-			nonce, exp.UTC().Format(seenStamp))
+			nonce, store.Stamp(exp))
 		if err != nil {
 			return fmt.Errorf("secrets: open: %w", err)
 		}

@@ -201,7 +201,7 @@ func (s *Store) Set(ctx context.Context, name string, kind Kind, value string, a
 		case Kind(old) != kind:
 			return &InvalidError{fmt.Sprintf("%s is already a %s secret.", name, old)}
 		}
-		at := t.Now().Format(time.RFC3339Nano)
+		at := store.Stamp(t.Now())
 		if _, err := t.ExecContext(ctx, `INSERT INTO secrets (name, kind, ciphertext, allow, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (name) DO UPDATE SET ciphertext = excluded.ciphertext, allow = excluded.allow, updated_at = excluded.updated_at`,
@@ -270,8 +270,8 @@ func (s *Store) List(ctx context.Context) ([]Secret, error) {
 		}
 		sc.Allow = []string{}
 		json.Unmarshal([]byte(allow), &sc.Allow)
-		sc.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
-		sc.UpdatedAt, _ = time.Parse(time.RFC3339Nano, updated)
+		sc.CreatedAt, _ = store.ParseTime(created)
+		sc.UpdatedAt, _ = store.ParseTime(updated)
 		out = append(out, sc)
 	}
 	return out, rows.Err()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // newTask is the task a run is for, as choice reads it.
@@ -353,7 +354,7 @@ func (r choiceRecord) choice(start time.Time) jobs.SessionChoice {
 			took_us, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			ledger.NewID("sch_"), runID, taskID, r.Agent, r.Project, r.Decision, string(r.Band), r.Session, r.Continued,
 			r.Score, r.Reason, r.Note, r.cfg.Version, r.cfg.Hash(), jsonText(r.Candidates), took,
-			t.Now().Format(time.RFC3339Nano))
+			store.Stamp(t.Now()))
 		if err != nil {
 			return fmt.Errorf("sessions: record the choice for %s: %w", runID, err)
 		}

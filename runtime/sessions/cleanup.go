@@ -8,6 +8,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // retired reports whether a task no longer needs its session: in Trash for
@@ -43,7 +44,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		if err := r.Scan(&id, &at); err != nil {
 			return err
 		}
-		next[id] = parseTime(at)
+		next[id] = store.ReadTime(at)
 		return nil
 	}); err != nil {
 		return 0, err
@@ -82,7 +83,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			for id, at := range later {
 				if _, err := t.ExecContext(ctx, `INSERT INTO session_cleanup (session_id, next_at, why) VALUES (?, ?, 'in use')
 					ON CONFLICT (session_id) DO UPDATE SET next_at = excluded.next_at, why = excluded.why`,
-					id, at.UTC().Format(time.RFC3339Nano)); err != nil {
+					id, store.Stamp(at)); err != nil {
 					return err
 				}
 			}
@@ -147,10 +148,10 @@ func guardRetired(t *ledger.Tx, c *chain, cfg Config, now time.Time) error {
 		}
 		var d *time.Time
 		if del.Valid {
-			x := parseTime(del.String)
+			x := store.ReadTime(del.String)
 			d = &x
 		}
-		if !retired(cfg, now, status.String, parseTime(updated.String), d) {
+		if !retired(cfg, now, status.String, store.ReadTime(updated.String), d) {
 			return errSkip
 		}
 	}

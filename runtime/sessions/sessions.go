@@ -195,11 +195,6 @@ type world struct {
 	waiting map[string]bool // runs with an open question
 }
 
-func parseTime(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s)
-	return t
-}
-
 // load derives every session.
 func (s *Service) load(ctx context.Context) (*world, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT j.id, j.task_id, j.agent, j.status, j.work_dir, j.folder_kind,
@@ -219,9 +214,9 @@ func (s *Service) load(ctx context.Context) (*world, error) {
 			rows.Close()
 			return nil, fmt.Errorf("sessions: read runs: %w", err)
 		}
-		r.created, r.active = parseTime(created), parseTime(active)
+		r.created, r.active = store.ReadTime(created), store.ReadTime(active)
 		if ended.Valid {
-			t := parseTime(ended.String)
+			t := store.ReadTime(ended.String)
 			r.ended = &t
 		}
 		all = append(all, r)
@@ -236,7 +231,7 @@ func (s *Service) load(ctx context.Context) (*world, error) {
 		if err := r.Scan(&id, &at, &why); err != nil {
 			return err
 		}
-		dels[id] = &deletion{at: parseTime(at), why: why}
+		dels[id] = &deletion{at: store.ReadTime(at), why: why}
 		return nil
 	}); err != nil {
 		return nil, err
@@ -267,9 +262,9 @@ func (s *Service) load(ctx context.Context) (*world, error) {
 		if err := r.Scan(&t.id, &t.title, &t.status, &t.labels, &t.page, &t.project, &updated, &deleted); err != nil {
 			return err
 		}
-		t.updated = parseTime(updated)
+		t.updated = store.ReadTime(updated)
 		if deleted.Valid {
-			d := parseTime(deleted.String)
+			d := store.ReadTime(deleted.String)
 			t.deleted = &d
 		}
 		w.tasks[t.id] = t
@@ -500,7 +495,7 @@ func (s *Service) markDeleted(ctx context.Context, ss Session, why string, actor
 		}
 		if _, err := t.ExecContext(ctx, `INSERT INTO session_deletions (session_id, last_run, agent, agent_session,
 			reason, actor_kind, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?)`, ss.ID, ss.LastRun, ss.Agent, ss.AgentSession,
-			why, string(actor.Kind), t.Now().Format(time.RFC3339Nano)); err != nil {
+			why, string(actor.Kind), store.Stamp(t.Now())); err != nil {
 			return fmt.Errorf("sessions: delete %s: %w", ss.ID, err)
 		}
 		text := "Deleted the agent session of “" + ss.FirstTask.Title + "”; it will not be reopened."

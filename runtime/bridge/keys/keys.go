@@ -85,8 +85,6 @@ func hash(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
 // Create makes a key and returns it with its value, which is never available again.
 func (s *Store) Create(ctx context.Context, name string, g Grants) (Key, Secret, error) {
 	name = strings.TrimSpace(name)
@@ -100,7 +98,7 @@ func (s *Store) Create(ctx context.Context, name string, g Grants) (Key, Secret,
 		CanUseApps: g.CanUseApps, CreatedAt: s.now().UTC()}
 	err := s.w.Exec(ctx, func(t *ledger.Tx) error {
 		_, err := t.ExecContext(ctx, `INSERT INTO bridge_keys (id, name, hash, hint, can_write, can_use_apps, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, k.ID, k.Name, hash(secret), k.Hint, k.CanWrite, k.CanUseApps, stamp(k.CreatedAt))
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, k.ID, k.Name, hash(secret), k.Hint, k.CanWrite, k.CanUseApps, store.Stamp(k.CreatedAt))
 		if err != nil {
 			return fmt.Errorf("keys: create: %w", err)
 		}
@@ -121,13 +119,13 @@ func scan(row interface{ Scan(...any) error }) (Key, error) {
 	if err := row.Scan(&k.ID, &k.Name, &k.Hint, &k.CanWrite, &k.CanUseApps, &created, &used, &revoked); err != nil {
 		return k, err
 	}
-	k.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+	k.CreatedAt, _ = store.ParseTime(created)
 	if used.Valid {
-		t, _ := time.Parse(time.RFC3339Nano, used.String)
+		t, _ := store.ParseTime(used.String)
 		k.LastUsedAt = &t
 	}
 	if revoked.Valid {
-		t, _ := time.Parse(time.RFC3339Nano, revoked.String)
+		t, _ := store.ParseTime(revoked.String)
 		k.RevokedAt = &t
 	}
 	return k, nil
@@ -164,7 +162,7 @@ func (s *Store) Revoke(ctx context.Context, id string) (Key, error) {
 			return err
 		}
 		now := s.now().UTC()
-		if _, err := t.ExecContext(ctx, "UPDATE bridge_keys SET revoked_at = ? WHERE id = ?", stamp(now), id); err != nil {
+		if _, err := t.ExecContext(ctx, "UPDATE bridge_keys SET revoked_at = ? WHERE id = ?", store.Stamp(now), id); err != nil {
 			return fmt.Errorf("keys: revoke: %w", err)
 		}
 		k.RevokedAt = &now
@@ -192,7 +190,7 @@ func (s *Store) Check(ctx context.Context, secret string) (Key, error) {
 	now := s.now()
 	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > time.Minute {
 		s.w.Exec(ctx, func(t *ledger.Tx) error {
-			_, err := t.ExecContext(ctx, "UPDATE bridge_keys SET last_used_at = ? WHERE id = ?", stamp(now), k.ID)
+			_, err := t.ExecContext(ctx, "UPDATE bridge_keys SET last_used_at = ? WHERE id = ?", store.Stamp(now), k.ID)
 			return err
 		})
 	}

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/ensemblework/ensemble/runtime/assistant"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // Skills are the person's own instructions for how they work (the skills table the assistant
@@ -66,7 +66,7 @@ func (s *Service) Skill(ctx context.Context, name string) (assistant.Skill, erro
 	if err != nil {
 		return sk, fmt.Errorf("workspace: read skill %s: %w", name, err)
 	}
-	sk.UpdatedAt, _ = time.Parse(time.RFC3339Nano, at)
+	sk.UpdatedAt, _ = store.ParseTime(at)
 	return sk, nil
 }
 
