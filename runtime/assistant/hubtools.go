@@ -60,25 +60,22 @@ func rowOf(t records.Task) taskRow {
 // listBudget is what a list result may take, leaving room for the summary and a note.
 const listBudget = MaxToolResultChars - 600
 
+// listTasksIn is hub_list_tasks' input.
+type listTasksIn struct {
+	Status string `json:"status,omitempty" check:"enum=@taskStatus"`
+	Label  string `json:"label,omitempty"`
+	Query  string `json:"query,omitempty" jsonschema:"words the title contains"`
+	Offset int    `json:"offset,omitempty" check:"minimum=0"`
+}
+
 func listTasksTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name:        "hub_list_tasks",
 		Area:        "tasks",
 		Risk:        RiskLow,
 		Description: "List the person's tasks (not in Trash), in board order. Filter by status or label, or by words in the title. Long lists come in parts: call again with the offset the note names.",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-			"status":{"type":"string","enum":` + statusEnum + `},
-			"label":{"type":"string"},
-			"query":{"type":"string","description":"words the title contains"},
-			"offset":{"type":"integer","minimum":0}}}`),
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
-			var in struct {
-				Status, Label, Query string
-				Offset               int
-			}
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
-			}
+	}, Typed[listTasksIn]{
+		Run: func(ctx context.Context, tc *ToolContext, in listTasksIn) (Result, error) {
 			tasks, err := tc.Records.ListTasks(ctx, records.TaskFilter{Status: records.Status(in.Status), Label: in.Label})
 			if err != nil {
 				return Result{}, err
@@ -101,7 +98,7 @@ func listTasksTool() Tool {
 			}
 			return Result{Summary: summary, Data: data}, nil
 		},
-	}
+	})
 }
 
 func createTasksTool() Tool {

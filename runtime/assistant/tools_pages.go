@@ -55,23 +55,20 @@ func titleHas(title, query string) bool {
 	return q == "" || strings.Contains(strings.ToLower(title), q)
 }
 
+// readPageIn is hub_read_page's input.
+type readPageIn struct {
+	ID     string `json:"id" check:"minLength=1" jsonschema:"the page's id or ensemble:// link"`
+	Offset *int   `json:"offset,omitempty" check:"minimum=0" jsonschema:"read from this character on"`
+}
+
 func readPageTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name:        "hub_read_page",
 		Description: "Read one page's Markdown. A long page comes as its start and end with the middle cut; pass offset to read a part in full.",
 		Area:        "pages",
 		Risk:        RiskLow,
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
-			"id":{"type":"string","minLength":1,"description":"the page's id or ensemble:// link"},
-			"offset":{"type":"integer","minimum":0,"description":"read from this character on"}}}`),
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
-			var in struct {
-				ID     string `json:"id"`
-				Offset *int   `json:"offset"`
-			}
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
-			}
+	}, Typed[readPageIn]{
+		Run: func(ctx context.Context, tc *ToolContext, in readPageIn) (Result, error) {
 			p, err := tc.Records.Pages().Get(ctx, bareID(in.ID, "page"))
 			if err != nil {
 				return Result{}, missing(err, "page", "hub_list_pages")
@@ -90,7 +87,7 @@ func readPageTool() Tool {
 			}
 			return Result{Summary: summary, Data: data, Refs: []Ref{pageRef(p)}}, nil
 		},
-	}
+	})
 }
 
 func createPageTool() Tool {

@@ -24,23 +24,20 @@ type taskDetail struct {
 	Note    string `json:"note,omitempty"`
 }
 
+// getTaskIn is hub_get_task's input.
+type getTaskIn struct {
+	ID     string `json:"id" check:"minLength=1" jsonschema:"the task's id or ensemble:// link"`
+	Offset *int   `json:"offset,omitempty" check:"minimum=0" jsonschema:"read the page from this character on"`
+}
+
 func getTaskTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name:        "hub_get_task",
 		Area:        "tasks",
 		Risk:        RiskLow,
 		Description: "Read one task: its status, priority, due date, labels, project, owner, people, repository and its Markdown page. A long page comes as its start and end; pass offset to read a part in full.",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
-			"id":{"type":"string","minLength":1,"description":"the task's id or ensemble:// link"},
-			"offset":{"type":"integer","minimum":0,"description":"read the page from this character on"}}}`),
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
-			var in struct {
-				ID     string `json:"id"`
-				Offset *int   `json:"offset"`
-			}
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
-			}
+	}, Typed[getTaskIn]{
+		Run: func(ctx context.Context, tc *ToolContext, in getTaskIn) (Result, error) {
 			t, err := tc.Records.Tasks().Get(ctx, bareID(in.ID, "task"))
 			if err != nil {
 				return Result{}, missing(err, "task", "hub_list_tasks")
@@ -70,7 +67,7 @@ func getTaskTool() Tool {
 			return Result{Summary: summary, Data: map[string]any{"task": d},
 				Refs: []Ref{{Kind: "task", ID: t.ID, Title: t.Title}}}, nil
 		},
-	}
+	})
 }
 
 func deleteTasksTool() Tool {
