@@ -37,13 +37,19 @@ var pageKind = recordKind[records.Page, records.PageInput]{
 	row:     func(p records.Page) any { return pageRowOf(p) },
 }
 
+// listPagesIn is hub_list_pages' input.
+type listPagesIn struct {
+	Query    string `json:"query,omitempty" jsonschema:"words the title contains"`
+	ParentID string `json:"parentId,omitempty" jsonschema:"only the pages directly inside this one"`
+	Offset   int    `json:"offset,omitempty" check:"minimum=0"`
+}
+
+func (in listPagesIn) words() string { return in.Query }
+func (in listPagesIn) from() int     { return in.Offset }
+
 func listPagesTool() Tool {
-	return pageKind.listTool("List the person's pages (not in Trash) by title, with their parent page and length. Filter by words in the title or by parent. Long lists come in parts: call again with the offset the note names.",
-		`{"type":"object","additionalProperties":false,"properties":{
-			"query":{"type":"string","description":"words the title contains"},
-			"parentId":{"type":"string","description":"only the pages directly inside this one"},
-			"offset":{"type":"integer","minimum":0}}}`,
-		func(p records.Page, in listIn) bool {
+	return listTool(pageKind, "List the person's pages (not in Trash) by title, with their parent page and length. Filter by words in the title or by parent. Long lists come in parts: call again with the offset the note names.",
+		func(p records.Page, in listPagesIn) bool {
 			parent := bareID(in.ParentID, "page")
 			return parent == "" || (p.ParentID != nil && *p.ParentID == parent)
 		})

@@ -32,11 +32,8 @@ var personKind = recordKind[records.Person, records.PersonInput]{
 }
 
 func listPeopleTool() Tool {
-	return personKind.listTool("List the people the person works with (not in Trash), with email, role, team and relationship. Filter by words in the name. Long lists come in parts: call again with the offset the note names.",
-		`{"type":"object","additionalProperties":false,"properties":{
-			"query":{"type":"string","description":"words the name contains"},
-			"offset":{"type":"integer","minimum":0}}}`,
-		func(records.Person, listIn) bool { return true })
+	return listTool(personKind, "List the people the person works with (not in Trash), with email, role, team and relationship. Filter by words in the name. Long lists come in parts: call again with the offset the note names.",
+		func(records.Person, listByNameIn) bool { return true })
 }
 
 func createPersonTool() Tool {

@@ -35,13 +35,19 @@ var projectKind = recordKind[records.Project, records.ProjectInput]{
 
 var projectStatusEnum = `["` + strings.Join(records.ProjectStatuses, `","`) + `"]`
 
+// listProjectsIn is hub_list_projects' input.
+type listProjectsIn struct {
+	Status string `json:"status,omitempty" check:"enum=@projectStatus"`
+	Query  string `json:"query,omitempty" jsonschema:"words the name contains"`
+	Offset int    `json:"offset,omitempty" check:"minimum=0"`
+}
+
+func (in listProjectsIn) words() string { return in.Query }
+func (in listProjectsIn) from() int     { return in.Offset }
+
 func listProjectsTool() Tool {
-	return projectKind.listTool("List the person's projects (not in Trash) with their status and summary. Filter by status or by words in the name. Long lists come in parts: call again with the offset the note names.",
-		`{"type":"object","additionalProperties":false,"properties":{
-			"status":{"type":"string","enum":`+projectStatusEnum+`},
-			"query":{"type":"string","description":"words the name contains"},
-			"offset":{"type":"integer","minimum":0}}}`,
-		func(p records.Project, in listIn) bool { return in.Status == "" || p.Status == in.Status })
+	return listTool(projectKind, "List the person's projects (not in Trash) with their status and summary. Filter by status or by words in the name. Long lists come in parts: call again with the offset the note names.",
+		func(p records.Project, in listProjectsIn) bool { return in.Status == "" || p.Status == in.Status })
 }
 
 func createProjectTool() Tool {

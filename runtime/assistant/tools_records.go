@@ -99,28 +99,34 @@ func (k recordKind[T, In]) prepareID(ctx context.Context, tc *ToolContext, raw j
 	return withField(raw, "id", k.id(v))
 }
 
-// listIn is the input every record list takes; a kind's schema offers the fields it filters by.
-type listIn struct {
-	Query    string `json:"query"`
-	Status   string `json:"status"`
-	ParentID string `json:"parentId"`
-	Offset   int    `json:"offset"`
+// listQuery is what every record list's input gives, beside the fields its kind filters by: the
+// words the title contains and where the part to show starts.
+type listQuery interface {
+	words() string
+	from() int
 }
 
-// listTool lists the kind's records not in Trash that match, cut at whole rows.
-func (k recordKind[T, In]) listTool(desc, schema string, match func(T, listIn) bool) Tool {
+// listByNameIn is the input of a list that filters by name only (people, repositories).
+type listByNameIn struct {
+	Query  string `json:"query,omitempty" jsonschema:"words the name contains"`
+	Offset int    `json:"offset,omitempty" check:"minimum=0"`
+}
+
+func (in listByNameIn) words() string { return in.Query }
+func (in listByNameIn) from() int     { return in.Offset }
+
+// listTool lists the kind's records not in Trash that match, cut at whole rows. Its input is L,
+// from which its schema comes.
+func listTool[T, In any, L listQuery](k recordKind[T, In], desc string, match func(T, L) bool) Tool {
 	many := k.noun + "s"
 	if k.noun == "person" {
 		many = "people"
 	}
-	return Tool{
-		Name: k.listName, Description: desc, Schema: json.RawMessage(schema),
+	return typedTool(Tool{
+		Name: k.listName, Description: desc,
 		Area: k.area, Risk: RiskLow,
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
-			var in listIn
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
-			}
+	}, Typed[L]{
+		Run: func(ctx context.Context, tc *ToolContext, in L) (Result, error) {
 			all, err := k.coll(tc.Records).List(ctx)
 			if err != nil {
 				return Result{}, err
@@ -128,13 +134,13 @@ func (k recordKind[T, In]) listTool(desc, schema string, match func(T, listIn) b
 			var rows []any
 			var titles []string
 			for _, v := range all {
-				if titleHas(k.title(v), in.Query) && match(v, in) {
+				if titleHas(k.title(v), in.words()) && match(v, in) {
 					rows = append(rows, k.row(v))
 					titles = append(titles, k.title(v))
 				}
 			}
-			kept, note := fitList(rows, in.Offset, k.listName, many)
-			from := min(max(in.Offset, 0), len(titles))
+			kept, note := fitList(rows, in.from(), k.listName, many)
+			from := min(max(in.from(), 0), len(titles))
 			summary := fmt.Sprintf("No %s found.", many)
 			switch {
 			case len(rows) == 1:
@@ -146,7 +152,7 @@ func (k recordKind[T, In]) listTool(desc, schema string, match func(T, listIn) b
 			}
 			return Result{Summary: summary, Data: listData(many, kept, len(rows), note)}, nil
 		},
-	}
+	})
 }
 
 // createTool adds one record of the kind.

@@ -31,11 +31,8 @@ var repoKind = recordKind[records.Repo, records.RepoInput]{
 }
 
 func listReposTool() Tool {
-	return repoKind.listTool("List the person's repositories (not in Trash): remote URL, checkout folder on this computer and default branch. Filter by words in the name. Long lists come in parts: call again with the offset the note names.",
-		`{"type":"object","additionalProperties":false,"properties":{
-			"query":{"type":"string","description":"words the name contains"},
-			"offset":{"type":"integer","minimum":0}}}`,
-		func(records.Repo, listIn) bool { return true })
+	return listTool(repoKind, "List the person's repositories (not in Trash): remote URL, checkout folder on this computer and default branch. Filter by words in the name. Long lists come in parts: call again with the offset the note names.",
+		func(records.Repo, listByNameIn) bool { return true })
 }
 
 func linkRepoTool() Tool {
