@@ -297,27 +297,24 @@ type sessionRow struct {
 	LastActive string `json:"lastActive"`
 }
 
+// listSessionsIn is hub_list_agent_sessions' input.
+type listSessionsIn struct {
+	Agent  string `json:"agent,omitempty"`
+	TaskID string `json:"taskId,omitempty"`
+	Query  string `json:"query,omitempty" jsonschema:"words in its tasks, summary or folder"`
+	Offset int    `json:"offset,omitempty" check:"minimum=0"`
+}
+
 func listAgentSessionsTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name:        "hub_list_agent_sessions",
 		Area:        "agents",
 		Risk:        RiskLow,
 		Description: "List the person's coding-agent sessions, newest first: agent, folder, latest task, last run, status and how it ended. Narrow by agent, task or words. Pass a session's id to hub_assign_to_agent as sessionId to continue it.",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-			"agent":{"type":"string"},
-			"taskId":{"type":"string"},
-			"query":{"type":"string","description":"words in its tasks, summary or folder"},
-			"offset":{"type":"integer","minimum":0}}}`),
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
+	}, Typed[listSessionsIn]{
+		Run: func(ctx context.Context, tc *ToolContext, in listSessionsIn) (Result, error) {
 			if tc.Runs == nil {
 				return Result{}, errNoRuns
-			}
-			var in struct {
-				Agent, TaskID, Query string
-				Offset               int
-			}
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
 			}
 			list, err := tc.Runs.Sessions(ctx, sessions.Filter{TaskID: bareID(in.TaskID, "task"), Q: in.Query, Limit: 200})
 			if err != nil {
@@ -343,7 +340,7 @@ func listAgentSessionsTool() Tool {
 			return Result{Summary: fmt.Sprintf("Found %s: %s.", plural(len(all), "agent session"), strings.Join(titles, ", ")),
 				Data: listData("sessions", rows, len(all), note)}, nil
 		},
-	}
+	})
 }
 
 // choices are the model choices an assignment names, as the preview says them.
