@@ -2,7 +2,6 @@ package assistant
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/ensemblework/ensemble/runtime/records"
@@ -70,25 +69,29 @@ func getTaskTool() Tool {
 	})
 }
 
+// deleteTasksIn is hub_delete_tasks' input.
+type deleteTasksIn struct {
+	IDs []string `json:"ids" check:"minItems=1,maxItems=100,items.minLength=1" jsonschema:"task ids, ensemble:// links or exact titles"`
+}
+
 func deleteTasksTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name:        "hub_delete_tasks",
 		Area:        "tasks",
 		Risk:        RiskHigh, // removes up to 100 tasks at once
 		Undoable:    Undoable,
-		Prepare:     prepareTrash,
 		Description: "Move one or more tasks to Trash in one step (one Undo); they can be restored from Trash.",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["ids"],"properties":{
-			"ids":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1},"description":"task ids, ensemble:// links or exact titles"}}}`),
-		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
-			tasks, err := liveTasks(ctx, tc, raw)
+	}, Typed[deleteTasksIn]{
+		Prepare: prepareTrash,
+		Preview: func(ctx context.Context, tc *ToolContext, in deleteTasksIn) (string, error) {
+			tasks, err := liveTasks(ctx, tc, in.IDs)
 			if err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("Move %s to Trash: %s.", plural(len(tasks), "task"), titleList(taskTitles(tasks))), nil
 		},
-		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
-			tasks, err := liveTasks(ctx, tc, raw)
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, in deleteTasksIn) (Result, error) {
+			tasks, err := liveTasks(ctx, tc, in.IDs)
 			if err != nil {
 				return Result{}, err
 			}
@@ -102,7 +105,7 @@ func deleteTasksTool() Tool {
 			summary := fmt.Sprintf("Moved %s to Trash: %s.", plural(len(tasks), "task"), titleList(taskTitles(tasks)))
 			return Result{Summary: summary, Data: map[string]any{"trashed": refs}, Refs: refs}, nil
 		},
-	}
+	})
 }
 
 // taskKind is tasks to the shared record helpers, for finding a task by id, link or title.
@@ -117,8 +120,8 @@ var taskKind = recordKind[records.Task, records.TaskInput]{
 
 // prepareTrash fixes the tasks hub_delete_tasks moves: each id, link or title becomes the id of
 // the task it names, each once, so the proposal lists and Apply moves exactly those.
-func prepareTrash(ctx context.Context, tc *ToolContext, raw json.RawMessage) (json.RawMessage, error) {
-	tasks, err := liveTasks(ctx, tc, raw)
+func prepareTrash(ctx context.Context, tc *ToolContext, in deleteTasksIn) (map[string]any, error) {
+	tasks, err := liveTasks(ctx, tc, in.IDs)
 	if err != nil {
 		return nil, err
 	}
@@ -126,21 +129,15 @@ func prepareTrash(ctx context.Context, tc *ToolContext, raw json.RawMessage) (js
 	for i, t := range tasks {
 		ids[i] = t.ID
 	}
-	return withField(raw, "ids", ids)
+	return map[string]any{"ids": ids}, nil
 }
 
 // liveTasks reads the tasks hub_delete_tasks names, each once, refusing the whole call if one is
 // missing or already in Trash, so that nothing is half done.
-func liveTasks(ctx context.Context, tc *ToolContext, raw json.RawMessage) ([]records.Task, error) {
-	var in struct {
-		IDs []string `json:"ids"`
-	}
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, err
-	}
+func liveTasks(ctx context.Context, tc *ToolContext, refs []string) ([]records.Task, error) {
 	seen := map[string]bool{}
 	var out []records.Task
-	for i, ref := range in.IDs {
+	for i, ref := range refs {
 		t, err := taskKind.find(ctx, tc, ref)
 		if err != nil {
 			return nil, fmt.Errorf("Item %d of the list: %s Nothing was moved.", i+1, err)
