@@ -36,14 +36,18 @@ func listPeopleTool() Tool {
 		func(records.Person, listByNameIn) bool { return true })
 }
 
+// createPersonShape is hub_create_person's input as its schema says it; it decodes into
+// records.PersonInput.
+type createPersonShape struct {
+	Name         string `json:"name" check:"minLength=1,maxLength=200"`
+	Email        string `json:"email,omitempty" check:"maxLength=320"`
+	Role         string `json:"role,omitempty" check:"maxLength=200"`
+	Team         string `json:"team,omitempty" check:"maxLength=200"`
+	Relationship string `json:"relationship,omitempty" check:"maxLength=200"`
+	Notes        string `json:"notes,omitempty" jsonschema:"Markdown"`
+}
+
 func createPersonTool() Tool {
-	return personKind.createTool("hub_create_person",
-		"Add a person the person works with: a name, and optionally an email, role, team, their relationship to the person (\"manager\", \"client\") and Markdown notes.",
-		`{"type":"object","additionalProperties":false,"required":["name"],"properties":{
-			"name":{"type":"string","minLength":1,"maxLength":200},
-			"email":{"type":"string","maxLength":320},
-			"role":{"type":"string","maxLength":200},
-			"team":{"type":"string","maxLength":200},
-			"relationship":{"type":"string","maxLength":200},
-			"notes":{"type":"string","description":"Markdown"}}}`)
+	return createTool[createPersonShape](personKind, "hub_create_person",
+		"Add a person the person works with: a name, and optionally an email, role, team, their relationship to the person (\"manager\", \"client\") and Markdown notes.")
 }

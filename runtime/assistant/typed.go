@@ -67,6 +67,55 @@ type Typed[In any] struct {
 // for a tool it cannot register.
 func typedTool[In any](t Tool, f Typed[In]) Tool {
 	t.Schema = mustSchema(reflect.TypeFor[In]())
+	return withTyped(t, f)
+}
+
+// shapedTool is typedTool for an input that decodes into another type than the one its schema
+// comes from: a records input type, whose fields know whether they were given, described by Shape,
+// a struct beside the tool with the same JSON fields and their checks and descriptions. The two
+// are held together by checkShape, at declaration; own names the fields of Shape the tool reads
+// itself (an update's id).
+func shapedTool[Shape, In any](t Tool, f Typed[In], own ...string) Tool {
+	if err := checkShape(reflect.TypeFor[Shape](), decodedFields(reflect.TypeFor[In]()), own...); err != nil {
+		panic(fmt.Sprintf("assistant: tool %s: %v", t.Name, err))
+	}
+	t.Schema = mustSchema(reflect.TypeFor[Shape]())
+	return withTyped(t, f)
+}
+
+// fielder is an input that decodes its fields into another type it holds (idAnd).
+type fielder interface{ fields() reflect.Type }
+
+// decodedFields is the type whose JSON fields t decodes.
+func decodedFields(t reflect.Type) reflect.Type {
+	if t.Implements(reflect.TypeFor[fielder]()) {
+		return reflect.Zero(t).Interface().(fielder).fields()
+	}
+	return t
+}
+
+// idAnd is an update's input: the id of the record it changes, and the fields it changes, which
+// In (a records input type) decodes from the same object.
+type idAnd[In any] struct {
+	ID     string
+	Fields In
+}
+
+func (idAnd[In]) fields() reflect.Type { return reflect.TypeFor[In]() }
+
+func (x *idAnd[In]) UnmarshalJSON(b []byte) error {
+	var id struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(b, &id); err != nil {
+		return err
+	}
+	x.ID = id.ID
+	return json.Unmarshal(b, &x.Fields)
+}
+
+// withTyped sets t's funcs from f's, each decoding In.
+func withTyped[In any](t Tool, f Typed[In]) Tool {
 	if f.Run != nil {
 		t.Run = typedRun(f.Run)
 	}

@@ -3,6 +3,7 @@ package assistant
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -128,4 +129,39 @@ func TestTypedPrepare(t *testing.T) {
 	if err != nil || string(again) != string(out) {
 		t.Errorf("prepared again %s, %v", again, err)
 	}
+}
+
+// TestShapedTool: a record tool's schema comes from its shape and its input decodes into records'
+// type; a shape that drifted from that type stops the tool at declaration.
+func TestShapedTool(t *testing.T) {
+	type shape struct {
+		ID   string `json:"id"`
+		Name string `json:"name,omitempty" check:"maxLength=9"`
+	}
+	var got idAnd[records.ProjectInput]
+	tool := shapedTool[shape](Tool{Name: "t"}, Typed[idAnd[records.ProjectInput]]{
+		Run: func(_ context.Context, _ *ToolContext, in idAnd[records.ProjectInput]) (Result, error) {
+			got = in
+			return Result{}, nil
+		},
+	}, "id")
+	if !strings.Contains(string(tool.Schema), `"maxLength":9`) {
+		t.Errorf("schema %s is not the shape's", tool.Schema)
+	}
+	if _, err := tool.Run(context.Background(), nil, json.RawMessage(`{"id":"prj_1","name":"Q3"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != "prj_1" || got.Fields.Name != records.Some("Q3") || got.Fields.Status.Set {
+		t.Errorf("decoded %+v", got)
+	}
+
+	type drifted struct {
+		Title string `json:"title"`
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), `"title"`) {
+			t.Errorf("a drifted shape was declared (%v)", r)
+		}
+	}()
+	shapedTool[drifted](Tool{Name: "t"}, Typed[records.ProjectInput]{})
 }
