@@ -2,7 +2,6 @@ package assistant
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -34,9 +33,6 @@ func HubTools() *Registry {
 	return r
 }
 
-const statusEnum = `["proposed","todo","in_progress","waiting_approval","blocked","done","dropped"]`
-const priorityEnum = `["none","low","medium","high","urgent"]`
-
 type taskRow struct {
 	ID       string   `json:"id"`
 	Title    string   `json:"title"`
@@ -60,25 +56,22 @@ func rowOf(t records.Task) taskRow {
 // listBudget is what a list result may take, leaving room for the summary and a note.
 const listBudget = MaxToolResultChars - 600
 
+// listTasksIn is hub_list_tasks' input.
+type listTasksIn struct {
+	Status string `json:"status,omitempty" check:"enum=@taskStatus"`
+	Label  string `json:"label,omitempty"`
+	Query  string `json:"query,omitempty" jsonschema:"words the title contains"`
+	Offset int    `json:"offset,omitempty" check:"minimum=0"`
+}
+
 func listTasksTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name:        "hub_list_tasks",
 		Area:        "tasks",
 		Risk:        RiskLow,
 		Description: "List the person's tasks (not in Trash), in board order. Filter by status or label, or by words in the title. Long lists come in parts: call again with the offset the note names.",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-			"status":{"type":"string","enum":` + statusEnum + `},
-			"label":{"type":"string"},
-			"query":{"type":"string","description":"words the title contains"},
-			"offset":{"type":"integer","minimum":0}}}`),
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
-			var in struct {
-				Status, Label, Query string
-				Offset               int
-			}
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
-			}
+	}, Typed[listTasksIn]{
+		Run: func(ctx context.Context, tc *ToolContext, in listTasksIn) (Result, error) {
 			tasks, err := tc.Records.ListTasks(ctx, records.TaskFilter{Status: records.Status(in.Status), Label: in.Label})
 			if err != nil {
 				return Result{}, err
@@ -101,39 +94,29 @@ func listTasksTool() Tool {
 			}
 			return Result{Summary: summary, Data: data}, nil
 		},
-	}
+	})
+}
+
+// createTasksIn is hub_create_tasks' input.
+type createTasksIn struct {
+	Tasks []newTask `json:"tasks" check:"minItems=1,maxItems=50"`
 }
 
 func createTasksTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name:        "hub_create_tasks",
 		Area:        "tasks",
 		Risk:        RiskMedium, // up to 50 at once
 		Undoable:    Undoable,
 		Description: "Create one or more tasks in one step (one Undo). Give each a short title; status defaults to todo.",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["tasks"],"properties":{
-			"tasks":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["title"],"properties":{
-				"title":{"type":"string","minLength":1,"maxLength":300},
-				"status":{"type":"string","enum":` + statusEnum + `},
-				"priority":{"type":"string","enum":` + priorityEnum + `},
-				"due":{"type":"string","description":"YYYY-MM-DD"},
-				"labels":{"type":"array","items":{"type":"string"}},
-				"page":{"type":"string","description":"Markdown notes"}}}}}}`),
-		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
-			in, err := decodeNewTasks(raw)
-			if err != nil {
-				return "", err
-			}
-			return fmt.Sprintf("Add %s: %s.", plural(len(in), "task"), titleList(newTitles(in))), nil
+	}, Typed[createTasksIn]{
+		Preview: func(ctx context.Context, tc *ToolContext, in createTasksIn) (string, error) {
+			return fmt.Sprintf("Add %s: %s.", plural(len(in.Tasks), "task"), titleList(newTitles(in.Tasks))), nil
 		},
-		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
-			in, err := decodeNewTasks(raw)
-			if err != nil {
-				return Result{}, err
-			}
-			rows := make([]taskRow, 0, len(in))
-			refs := make([]Ref, 0, len(in))
-			for _, t := range in {
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, in createTasksIn) (Result, error) {
+			rows := make([]taskRow, 0, len(in.Tasks))
+			refs := make([]Ref, 0, len(in.Tasks))
+			for _, t := range in.Tasks {
 				task, err := tc.Records.Tasks().CreateIn(b, t.input())
 				if err != nil {
 					return Result{}, err
@@ -141,23 +124,20 @@ func createTasksTool() Tool {
 				rows = append(rows, rowOf(task))
 				refs = append(refs, Ref{Kind: "task", ID: task.ID, Title: task.Title})
 			}
-			summary := fmt.Sprintf("Added %s: %s.", plural(len(in), "task"), titleList(newTitles(in)))
+			summary := fmt.Sprintf("Added %s: %s.", plural(len(in.Tasks), "task"), titleList(newTitles(in.Tasks)))
 			return Result{Summary: summary, Data: map[string]any{"created": rows}, Refs: refs}, nil
 		},
-	}
+	})
 }
 
+// newTask is one task of hub_create_tasks.
 type newTask struct {
-	Title, Status, Priority, Due, Page string
-	Labels                             []string
-}
-
-func decodeNewTasks(raw json.RawMessage) ([]newTask, error) {
-	var in struct{ Tasks []newTask }
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, err
-	}
-	return in.Tasks, nil
+	Title    string   `json:"title" check:"minLength=1,maxLength=300"`
+	Status   string   `json:"status,omitempty" check:"enum=@taskStatus"`
+	Priority string   `json:"priority,omitempty" check:"enum=@priority"`
+	Due      string   `json:"due,omitempty" jsonschema:"YYYY-MM-DD"`
+	Labels   []string `json:"labels,omitempty"`
+	Page     string   `json:"page,omitempty" jsonschema:"Markdown notes"`
 }
 
 func newTitles(in []newTask) []string {
@@ -189,30 +169,35 @@ func (t newTask) input() records.TaskInput {
 	return ti
 }
 
+// updateTaskIn is hub_update_task's input: only the fields given change.
+type updateTaskIn struct {
+	ID       string  `json:"id" check:"minLength=1" jsonschema:"the task's id, ensemble:// link or exact title"`
+	Title    *string `json:"title,omitempty" check:"minLength=1,maxLength=300"`
+	Status   *string `json:"status,omitempty" check:"enum=@taskStatus"`
+	Priority *string `json:"priority,omitempty" check:"enum=@priority"`
+	// Due is given as null to clear it.
+	Due    records.Opt[*string] `json:"due,omitzero" check:"null" jsonschema:"YYYY-MM-DD, or null to clear"`
+	Labels []string             `json:"labels,omitempty"`
+}
+
 func updateTaskTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name:        "hub_update_task",
 		Area:        "tasks",
 		Risk:        RiskMedium,
 		Undoable:    Undoable,
 		Prepare:     taskKind.prepareID,
 		Description: "Change one task: its title, status (moves follow the task state machine), priority, due date or labels. Only the fields given change.",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
-			"id":{"type":"string","minLength":1,"description":"the task's id, ensemble:// link or exact title"},
-			"title":{"type":"string","minLength":1,"maxLength":300},
-			"status":{"type":"string","enum":` + statusEnum + `},
-			"priority":{"type":"string","enum":` + priorityEnum + `},
-			"due":{"type":["string","null"],"description":"YYYY-MM-DD, or null to clear"},
-			"labels":{"type":"array","items":{"type":"string"}}}}`),
-		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
-			u, err := readTaskUpdate(ctx, tc, raw)
+	}, Typed[updateTaskIn]{
+		Preview: func(ctx context.Context, tc *ToolContext, in updateTaskIn) (string, error) {
+			u, err := readTaskUpdate(ctx, tc, in)
 			if err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("Update task %s: %s.", quoted(u.cur.Title), strings.Join(u.plans, ", ")), nil
 		},
-		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
-			u, err := readTaskUpdate(ctx, tc, raw)
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, in updateTaskIn) (Result, error) {
+			u, err := readTaskUpdate(ctx, tc, in)
 			if err != nil {
 				return Result{}, err
 			}
@@ -224,7 +209,7 @@ func updateTaskTool() Tool {
 			return Result{Summary: summary, Data: map[string]any{"task": rowOf(after)},
 				Refs: []Ref{{Kind: "task", ID: after.ID, Title: after.Title}}}, nil
 		},
-	}
+	})
 }
 
 // taskUpdate is a checked hub_update_task call: the task as it is, the change, and the change in
@@ -235,18 +220,7 @@ type taskUpdate struct {
 	plans, done []string
 }
 
-func readTaskUpdate(ctx context.Context, tc *ToolContext, raw json.RawMessage) (taskUpdate, error) {
-	var in struct {
-		ID       string          `json:"id"`
-		Title    *string         `json:"title"`
-		Status   *string         `json:"status"`
-		Priority *string         `json:"priority"`
-		Due      json.RawMessage `json:"due"`
-		Labels   []string        `json:"labels"`
-	}
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return taskUpdate{}, err
-	}
+func readTaskUpdate(ctx context.Context, tc *ToolContext, in updateTaskIn) (taskUpdate, error) {
 	cur, err := tc.Records.Tasks().Get(ctx, in.ID)
 	if err != nil {
 		if records.IsNotFound(err) {
@@ -275,9 +249,8 @@ func readTaskUpdate(ctx context.Context, tc *ToolContext, raw json.RawMessage) (
 		u.in.Priority = records.Some(*in.Priority)
 		change("set its priority to "+*in.Priority, "set its priority to "+*in.Priority)
 	}
-	if len(in.Due) > 0 {
-		var due *string
-		json.Unmarshal(in.Due, &due)
+	if in.Due.Set {
+		due := in.Due.V
 		u.in.Due = records.Some(due)
 		if due == nil {
 			change("clear its due date", "cleared its due date")

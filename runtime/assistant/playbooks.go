@@ -287,24 +287,24 @@ func guide(p *Playbook) string {
 	return fmt.Sprintf("<guide name=%q>\n%s\n</guide>", p.Name, p.Body)
 }
 
+// howToIn is hub_how_to's input.
+type howToIn struct {
+	Name string `json:"name" check:"minLength=1" jsonschema:"the playbook's name"`
+}
+
 func howToTool() Tool {
 	var names []string
 	for _, p := range builtinPlaybooks {
 		names = append(names, p.Name+" ("+p.Title+")")
 	}
-	return Tool{
+	return typedTool(Tool{
 		Name: "hub_how_to",
 		Area: "skills", // playbooks are the built-in skills (spec 000 intro)
 		Risk: RiskLow,
 		Description: "Load a playbook: how to use the tools for one kind of request, and the tools it needs for the rest of this turn. " +
 			"Playbooks: " + strings.Join(names, ", ") + ".",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["name"],"properties":{
-			"name":{"type":"string","minLength":1,"description":"the playbook's name"}}}`),
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
-			var in struct{ Name string }
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
-			}
+	}, Typed[howToIn]{
+		Run: func(ctx context.Context, tc *ToolContext, in howToIn) (Result, error) {
 			p := findPlaybook(builtinPlaybooks, in.Name)
 			if p == nil {
 				var names []string
@@ -316,7 +316,7 @@ func howToTool() Tool {
 			return Result{Summary: fmt.Sprintf("Read the playbook %s.", quoted(p.Title)),
 				Data: map[string]any{"name": p.Name, "tools": p.Tools, "guide": p.Body}}, nil
 		},
-	}
+	})
 }
 
 // loadedBy returns the playbook a successful hub_how_to call loaded, or nil.
@@ -324,8 +324,8 @@ func loadedBy(name string, input json.RawMessage, isErr bool) *Playbook {
 	if name != "hub_how_to" || isErr {
 		return nil
 	}
-	var in struct{ Name string }
-	if json.Unmarshal(input, &in) != nil {
+	in, err := decodeInput[howToIn](input)
+	if err != nil {
 		return nil
 	}
 	return findPlaybook(builtinPlaybooks, in.Name)

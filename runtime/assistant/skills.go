@@ -3,7 +3,6 @@ package assistant
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -183,19 +182,19 @@ func skillsBlock(sks []Skill) string {
 	return b.String()
 }
 
+// readSkillIn is hub_read_skill's input.
+type readSkillIn struct {
+	Name string `json:"name" check:"minLength=1" jsonschema:"the skill's name"`
+}
+
 func readSkillTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name:        "hub_read_skill",
 		Area:        "skills",
 		Risk:        RiskLow,
 		Description: "Read one of the person's personal skills (their saved instructions, named in the instructions) by its name.",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["name"],"properties":{
-			"name":{"type":"string","minLength":1,"description":"the skill's name"}}}`),
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
-			var in struct{ Name string }
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
-			}
+	}, Typed[readSkillIn]{
+		Run: func(ctx context.Context, tc *ToolContext, in readSkillIn) (Result, error) {
 			if tc.Skills == nil {
 				return Result{}, errors.New("Personal skills cannot be read in this turn.")
 			}
@@ -206,5 +205,5 @@ func readSkillTool() Tool {
 			return Result{Summary: fmt.Sprintf("Read the skill %s.", quoted(sk.Title)),
 				Data: map[string]any{"name": sk.Name, "title": sk.Title, "instructions": sk.Body}}, nil
 		},
-	}
+	})
 }

@@ -2,7 +2,6 @@ package assistant
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -20,17 +19,17 @@ var errNoRuns = errors.New("No coding agents run in this Ensemble, so work canno
 
 // assignInput is hub_assign_to_agent's input.
 type assignInput struct {
-	TaskID        string `json:"taskId"`
-	Agent         string `json:"agent"`
-	Folder        string `json:"folder"`
-	RepoURL       string `json:"repoUrl"`
-	Model         string `json:"model"`
-	Effort        string `json:"effort"`
-	ContextTier   string `json:"contextTier"`
-	Fast          *bool  `json:"fast"`
-	ContinueRunID string `json:"continueRunId"`
-	SessionID     string `json:"sessionId"`
-	Profile       string `json:"profile"`
+	TaskID        string `json:"taskId" check:"minLength=1" jsonschema:"the task's id, ensemble:// link or exact title"`
+	Agent         string `json:"agent,omitempty" jsonschema:"claude, codex, …"`
+	Folder        string `json:"folder,omitempty" jsonschema:"absolute path or ~/…"`
+	RepoURL       string `json:"repoUrl,omitempty" jsonschema:"a repository to clone as the run's folder, instead of a folder"`
+	Model         string `json:"model,omitempty" jsonschema:"the agent's model; its default when left out"`
+	Effort        string `json:"effort,omitempty" jsonschema:"the model's thinking level (low, medium, high…); its default when left out"`
+	ContextTier   string `json:"contextTier,omitempty" check:"enum=standard|long" jsonschema:"the model's context window, for a model with a long one"`
+	Fast          *bool  `json:"fast,omitempty" jsonschema:"the model's fast mode, for a model that has one (faster, uses more of the plan)"`
+	ContinueRunID string `json:"continueRunId,omitempty" jsonschema:"an earlier run whose agent session this run continues"`
+	SessionID     string `json:"sessionId,omitempty" jsonschema:"an agent session (from hub_list_agent_sessions) to continue"`
+	Profile       string `json:"profile,omitempty" jsonschema:"a run profile's name or id; the default profile when left out"`
 }
 
 // assignment is an assignment checked against the records, the agents and the folders as they
@@ -45,13 +44,9 @@ type assignment struct {
 
 // planAssign checks an assignment. It runs at preview and again at Apply, so an agent signed out
 // or a folder removed in between refuses the Apply with the same sentence.
-func planAssign(ctx context.Context, tc *ToolContext, raw json.RawMessage) (assignment, error) {
+func planAssign(ctx context.Context, tc *ToolContext, in assignInput) (assignment, error) {
 	if tc.Runs == nil {
 		return assignment{}, errNoRuns
-	}
-	var in assignInput
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return assignment{}, err
 	}
 	task, err := taskKind.live(ctx, tc, in.TaskID)
 	if err != nil {
@@ -209,25 +204,22 @@ func (a assignment) preview() string {
 // prepareAssign fixes what an assignment would otherwise leave to the moment it runs: the task by
 // its id, the agent, and the run profile (the default one, when none is named), so Apply starts
 // the run the person saw previewed even if the default profile changes in between.
-func prepareAssign(ctx context.Context, tc *ToolContext, raw json.RawMessage) (json.RawMessage, error) {
-	a, err := planAssign(ctx, tc, raw)
+func prepareAssign(ctx context.Context, tc *ToolContext, in assignInput) (map[string]any, error) {
+	a, err := planAssign(ctx, tc, in)
 	if err != nil {
 		return nil, err
 	}
-	fixed := map[string]string{"taskId": a.req.TaskID, "agent": a.req.Agent, "profile": a.profileID}
-	for _, k := range []string{"taskId", "agent", "profile"} {
-		if fixed[k] == "" {
-			continue
-		}
-		if raw, err = withField(raw, k, fixed[k]); err != nil {
-			return nil, err
+	fixed := map[string]any{}
+	for k, v := range map[string]string{"taskId": a.req.TaskID, "agent": a.req.Agent, "profile": a.profileID} {
+		if v != "" {
+			fixed[k] = v
 		}
 	}
-	return raw, nil
+	return fixed, nil
 }
 
 func assignToAgentTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name: "hub_assign_to_agent",
 		Area: "agents",
 		// It starts an agent run, which spends the person's time and money and which Undo cannot
@@ -240,29 +232,18 @@ func assignToAgentTool() Tool {
 			"To go on in an earlier agent session, pass its sessionId from hub_list_agent_sessions. " +
 			"The run takes the run profile named in profile, else the person's default profile (the starred one, else the first saved): " +
 			"its agent, folder and settings, except what you name here.",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["taskId"],"properties":{
-			"taskId":{"type":"string","minLength":1,"description":"the task's id, ensemble:// link or exact title"},
-			"agent":{"type":"string","description":"claude, codex, …"},
-			"folder":{"type":"string","description":"absolute path or ~/…"},
-			"repoUrl":{"type":"string","description":"a repository to clone as the run's folder, instead of a folder"},
-			"model":{"type":"string","description":"the agent's model; its default when left out"},
-			"effort":{"type":"string","description":"the model's thinking level (low, medium, high…); its default when left out"},
-			"contextTier":{"type":"string","enum":["standard","long"],"description":"the model's context window, for a model with a long one"},
-			"fast":{"type":"boolean","description":"the model's fast mode, for a model that has one (faster, uses more of the plan)"},
-			"continueRunId":{"type":"string","description":"an earlier run whose agent session this run continues"},
-			"sessionId":{"type":"string","description":"an agent session (from hub_list_agent_sessions) to continue"},
-			"profile":{"type":"string","description":"a run profile's name or id; the default profile when left out"}}}`),
 		AlwaysHold: true,
-		Prepare:    prepareAssign,
-		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
-			a, err := planAssign(ctx, tc, raw)
+	}, Typed[assignInput]{
+		Prepare: prepareAssign,
+		Preview: func(ctx context.Context, tc *ToolContext, in assignInput) (string, error) {
+			a, err := planAssign(ctx, tc, in)
 			if err != nil {
 				return "", err
 			}
 			return a.preview(), nil
 		},
-		Outside: func(ctx context.Context, tc *ToolContext, raw json.RawMessage, claim func(*ledger.Tx, Result) error) (Result, error) {
-			a, err := planAssign(ctx, tc, raw)
+		Outside: func(ctx context.Context, tc *ToolContext, in assignInput, claim func(*ledger.Tx, Result) error) (Result, error) {
+			a, err := planAssign(ctx, tc, in)
 			if err != nil {
 				return Result{}, err
 			}
@@ -280,7 +261,7 @@ func assignToAgentTool() Tool {
 			}
 			return res, nil
 		},
-	}
+	})
 }
 
 // sessionRow is one agent session as hub_list_agent_sessions returns it.
@@ -297,27 +278,24 @@ type sessionRow struct {
 	LastActive string `json:"lastActive"`
 }
 
+// listSessionsIn is hub_list_agent_sessions' input.
+type listSessionsIn struct {
+	Agent  string `json:"agent,omitempty"`
+	TaskID string `json:"taskId,omitempty"`
+	Query  string `json:"query,omitempty" jsonschema:"words in its tasks, summary or folder"`
+	Offset int    `json:"offset,omitempty" check:"minimum=0"`
+}
+
 func listAgentSessionsTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name:        "hub_list_agent_sessions",
 		Area:        "agents",
 		Risk:        RiskLow,
 		Description: "List the person's coding-agent sessions, newest first: agent, folder, latest task, last run, status and how it ended. Narrow by agent, task or words. Pass a session's id to hub_assign_to_agent as sessionId to continue it.",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-			"agent":{"type":"string"},
-			"taskId":{"type":"string"},
-			"query":{"type":"string","description":"words in its tasks, summary or folder"},
-			"offset":{"type":"integer","minimum":0}}}`),
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
+	}, Typed[listSessionsIn]{
+		Run: func(ctx context.Context, tc *ToolContext, in listSessionsIn) (Result, error) {
 			if tc.Runs == nil {
 				return Result{}, errNoRuns
-			}
-			var in struct {
-				Agent, TaskID, Query string
-				Offset               int
-			}
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
 			}
 			list, err := tc.Runs.Sessions(ctx, sessions.Filter{TaskID: bareID(in.TaskID, "task"), Q: in.Query, Limit: 200})
 			if err != nil {
@@ -343,7 +321,7 @@ func listAgentSessionsTool() Tool {
 			return Result{Summary: fmt.Sprintf("Found %s: %s.", plural(len(all), "agent session"), strings.Join(titles, ", ")),
 				Data: listData("sessions", rows, len(all), note)}, nil
 		},
-	}
+	})
 }
 
 // choices are the model choices an assignment names, as the preview says them.

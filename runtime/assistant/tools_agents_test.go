@@ -233,7 +233,7 @@ func TestAssignUnderProfile(t *testing.T) {
 	str := func(v string) *string { return &v }
 
 	// None saved: Quick settings, so the agent must be named as before.
-	if _, err := planAssign(ctx, tc, raw(t, map[string]any{"taskId": taskID})); err == nil || !strings.Contains(err.Error(), "Name the agent") {
+	if _, err := planAssign(ctx, tc, assignOf(t, map[string]any{"taskId": taskID})); err == nil || !strings.Contains(err.Error(), "Name the agent") {
 		t.Fatalf("no profiles: %v", err)
 	}
 	careDir, starDir := t.TempDir(), t.TempDir()
@@ -274,7 +274,7 @@ func TestAssignUnderProfile(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			a, err := planAssign(ctx, tc, raw(t, c.input))
+			a, err := planAssign(ctx, tc, assignOf(t, c.input))
 			if c.errorWant != "" {
 				if err == nil || !strings.Contains(err.Error(), c.errorWant) {
 					t.Fatalf("error %v, want %q", err, c.errorWant)
@@ -310,10 +310,10 @@ func TestAssignUnderProfile(t *testing.T) {
 	}
 
 	// A run continuing a session keeps the session's: no default profile, and a named one is refused.
-	if a, err := planAssign(ctx, tc, raw(t, map[string]any{"taskId": taskID, "continueRunId": j.ID})); err != nil || a.profile != "" || a.req.Settings.Mode != nil {
+	if a, err := planAssign(ctx, tc, assignOf(t, map[string]any{"taskId": taskID, "continueRunId": j.ID})); err != nil || a.profile != "" || a.req.Settings.Mode != nil {
 		t.Errorf("continuing took the profile %q (%+v), %v", a.profile, a.req.Settings, err)
 	}
-	_, err = planAssign(ctx, tc, raw(t, map[string]any{"taskId": taskID, "continueRunId": j.ID, "profile": "Careful"}))
+	_, err = planAssign(ctx, tc, assignOf(t, map[string]any{"taskId": taskID, "continueRunId": j.ID, "profile": "Careful"}))
 	if err == nil || !strings.Contains(err.Error(), "leave out the profile") {
 		t.Errorf("continuing under a profile: %v", err)
 	}
@@ -364,4 +364,14 @@ func TestAssignPrepareFixesProfile(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Folder != careDir {
 		t.Fatalf("runs %+v, %v; want one in the Careful profile's folder", list, err)
 	}
+}
+
+// assignOf is hub_assign_to_agent's input as the tool decodes it.
+func assignOf(t *testing.T, input any) assignInput {
+	t.Helper()
+	in, err := decodeInput[assignInput](raw(t, input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
 }

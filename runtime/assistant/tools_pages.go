@@ -2,7 +2,6 @@ package assistant
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -37,13 +36,19 @@ var pageKind = recordKind[records.Page, records.PageInput]{
 	row:     func(p records.Page) any { return pageRowOf(p) },
 }
 
+// listPagesIn is hub_list_pages' input.
+type listPagesIn struct {
+	Query    string `json:"query,omitempty" jsonschema:"words the title contains"`
+	ParentID string `json:"parentId,omitempty" jsonschema:"only the pages directly inside this one"`
+	Offset   int    `json:"offset,omitempty" check:"minimum=0"`
+}
+
+func (in listPagesIn) words() string { return in.Query }
+func (in listPagesIn) from() int     { return in.Offset }
+
 func listPagesTool() Tool {
-	return pageKind.listTool("List the person's pages (not in Trash) by title, with their parent page and length. Filter by words in the title or by parent. Long lists come in parts: call again with the offset the note names.",
-		`{"type":"object","additionalProperties":false,"properties":{
-			"query":{"type":"string","description":"words the title contains"},
-			"parentId":{"type":"string","description":"only the pages directly inside this one"},
-			"offset":{"type":"integer","minimum":0}}}`,
-		func(p records.Page, in listIn) bool {
+	return listTool(pageKind, "List the person's pages (not in Trash) by title, with their parent page and length. Filter by words in the title or by parent. Long lists come in parts: call again with the offset the note names.",
+		func(p records.Page, in listPagesIn) bool {
 			parent := bareID(in.ParentID, "page")
 			return parent == "" || (p.ParentID != nil && *p.ParentID == parent)
 		})
@@ -55,23 +60,20 @@ func titleHas(title, query string) bool {
 	return q == "" || strings.Contains(strings.ToLower(title), q)
 }
 
+// readPageIn is hub_read_page's input.
+type readPageIn struct {
+	ID     string `json:"id" check:"minLength=1" jsonschema:"the page's id or ensemble:// link"`
+	Offset *int   `json:"offset,omitempty" check:"minimum=0" jsonschema:"read from this character on"`
+}
+
 func readPageTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name:        "hub_read_page",
 		Description: "Read one page's Markdown. A long page comes as its start and end with the middle cut; pass offset to read a part in full.",
 		Area:        "pages",
 		Risk:        RiskLow,
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
-			"id":{"type":"string","minLength":1,"description":"the page's id or ensemble:// link"},
-			"offset":{"type":"integer","minimum":0,"description":"read from this character on"}}}`),
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
-			var in struct {
-				ID     string `json:"id"`
-				Offset *int   `json:"offset"`
-			}
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
-			}
+	}, Typed[readPageIn]{
+		Run: func(ctx context.Context, tc *ToolContext, in readPageIn) (Result, error) {
 			p, err := tc.Records.Pages().Get(ctx, bareID(in.ID, "page"))
 			if err != nil {
 				return Result{}, missing(err, "page", "hub_list_pages")
@@ -90,22 +92,26 @@ func readPageTool() Tool {
 			}
 			return Result{Summary: summary, Data: data, Refs: []Ref{pageRef(p)}}, nil
 		},
-	}
+	})
+}
+
+// createPageIn is hub_create_page's input.
+type createPageIn struct {
+	Title    string  `json:"title" check:"minLength=1,maxLength=300"`
+	Body     *string `json:"body,omitempty" jsonschema:"Markdown"`
+	ParentID string  `json:"parentId,omitempty" jsonschema:"the page to put it inside"`
 }
 
 func createPageTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name:        "hub_create_page",
 		Description: "Create a page with a title and a Markdown body, optionally inside another page. Link people and records in the body as [@Name](ensemble://person/<id>).",
 		Area:        "pages",
 		Risk:        RiskLow,
 		Undoable:    Undoable,
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["title"],"properties":{
-			"title":{"type":"string","minLength":1,"maxLength":300},
-			"body":{"type":"string","description":"Markdown"},
-			"parentId":{"type":"string","description":"the page to put it inside"}}}`),
-		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
-			in, parent, err := readNewPage(ctx, tc, raw)
+	}, Typed[createPageIn]{
+		Preview: func(ctx context.Context, tc *ToolContext, asked createPageIn) (string, error) {
+			in, parent, err := readNewPage(ctx, tc, asked)
 			if err != nil {
 				return "", err
 			}
@@ -114,8 +120,8 @@ func createPageTool() Tool {
 			}
 			return fmt.Sprintf("Add page %s.", quoted(strings.TrimSpace(in.Title.V))), nil
 		},
-		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
-			in, _, err := readNewPage(ctx, tc, raw)
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, asked createPageIn) (Result, error) {
+			in, _, err := readNewPage(ctx, tc, asked)
 			if err != nil {
 				return Result{}, err
 			}
@@ -126,19 +132,12 @@ func createPageTool() Tool {
 			return Result{Summary: fmt.Sprintf("Added page %s.", quoted(p.Title)),
 				Data: map[string]any{"page": pageRowOf(p)}, Refs: []Ref{pageRef(p)}}, nil
 		},
-	}
+	})
 }
 
-// readNewPage decodes hub_create_page's input and finds the parent's title, if it names one.
-func readNewPage(ctx context.Context, tc *ToolContext, raw json.RawMessage) (records.PageInput, string, error) {
-	var in struct {
-		Title    string  `json:"title"`
-		Body     *string `json:"body"`
-		ParentID string  `json:"parentId"`
-	}
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return records.PageInput{}, "", err
-	}
+// readNewPage turns hub_create_page's input into records' and finds the parent's title, if it
+// names one.
+func readNewPage(ctx context.Context, tc *ToolContext, in createPageIn) (records.PageInput, string, error) {
 	if strings.TrimSpace(in.Title) == "" { // as records would refuse it, so the preview does too
 		return records.PageInput{}, "", fmt.Errorf("The title cannot be empty.")
 	}
@@ -158,27 +157,31 @@ func readNewPage(ctx context.Context, tc *ToolContext, raw json.RawMessage) (rec
 	return pi, parent, nil
 }
 
+// updatePageIn is hub_update_page's input: only the fields given change.
+type updatePageIn struct {
+	ID    string  `json:"id" check:"minLength=1" jsonschema:"the page's id, ensemble:// link or exact title"`
+	Title *string `json:"title,omitempty" check:"minLength=1,maxLength=300"`
+	Body  *string `json:"body,omitempty" jsonschema:"the new Markdown body, replacing the old"`
+}
+
 func updatePageTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name:        "hub_update_page",
 		Description: "Rename a page or replace its whole Markdown body. To change part of the body, use hub_edit_page instead.",
 		Area:        "pages",
 		Risk:        RiskMedium,
 		Undoable:    Undoable,
 		Prepare:     pageKind.prepareID,
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
-			"id":{"type":"string","minLength":1,"description":"the page's id, ensemble:// link or exact title"},
-			"title":{"type":"string","minLength":1,"maxLength":300},
-			"body":{"type":"string","description":"the new Markdown body, replacing the old"}}}`),
-		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
-			u, err := readPageUpdate(ctx, tc, raw)
+	}, Typed[updatePageIn]{
+		Preview: func(ctx context.Context, tc *ToolContext, in updatePageIn) (string, error) {
+			u, err := readPageUpdate(ctx, tc, in)
 			if err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("Update page %s: %s.", quoted(u.cur.Title), strings.Join(u.plans, " and ")), nil
 		},
-		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
-			u, err := readPageUpdate(ctx, tc, raw)
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, in updatePageIn) (Result, error) {
+			u, err := readPageUpdate(ctx, tc, in)
 			if err != nil {
 				return Result{}, err
 			}
@@ -189,7 +192,7 @@ func updatePageTool() Tool {
 			return Result{Summary: fmt.Sprintf("Updated page %s: %s.", quoted(u.cur.Title), strings.Join(u.done, " and ")),
 				Data: map[string]any{"page": pageRowOf(p)}, Refs: []Ref{pageRef(p)}}, nil
 		},
-	}
+	})
 }
 
 // pageUpdate is a checked hub_update_page or hub_edit_page call: the page as it is, the change,
@@ -200,15 +203,7 @@ type pageUpdate struct {
 	plans, done []string
 }
 
-func readPageUpdate(ctx context.Context, tc *ToolContext, raw json.RawMessage) (pageUpdate, error) {
-	var in struct {
-		ID    string  `json:"id"`
-		Title *string `json:"title"`
-		Body  *string `json:"body"`
-	}
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return pageUpdate{}, err
-	}
+func readPageUpdate(ctx context.Context, tc *ToolContext, in updatePageIn) (pageUpdate, error) {
 	cur, err := livePage(ctx, tc, in.ID)
 	if err != nil {
 		return pageUpdate{}, err
@@ -240,14 +235,20 @@ func livePage(ctx context.Context, tc *ToolContext, id string) (records.Page, er
 	return p, missing(err, "page", "hub_list_pages")
 }
 
+// editPageIn is hub_edit_page's input.
+type editPageIn struct {
+	ID    string     `json:"id" check:"minLength=1" jsonschema:"the page's id, ensemble:// link or exact title"`
+	Edits []pageEdit `json:"edits" check:"minItems=1,maxItems=50"`
+}
+
 // pageEdit is one find-and-replace of hub_edit_page.
 type pageEdit struct {
-	Old string `json:"old"`
-	New string `json:"new"`
+	Old string `json:"old" check:"minLength=1" jsonschema:"the exact text to replace"`
+	New string `json:"new" jsonschema:"what replaces it; empty to delete it"`
 }
 
 func editPageTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name: "hub_edit_page",
 		Description: "Change parts of a page's Markdown body by exact find and replace, in order: each old text must occur exactly once in the body as the earlier edits left it (include enough around it to make it unique). " +
 			"All the edits land together or none do. To replace the whole body, use hub_update_page.",
@@ -255,20 +256,16 @@ func editPageTool() Tool {
 		Risk:     RiskMedium,
 		Undoable: Undoable,
 		Prepare:  pageKind.prepareID,
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id","edits"],"properties":{
-			"id":{"type":"string","minLength":1,"description":"the page's id, ensemble:// link or exact title"},
-			"edits":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["old","new"],"properties":{
-				"old":{"type":"string","minLength":1,"description":"the exact text to replace"},
-				"new":{"type":"string","description":"what replaces it; empty to delete it"}}}}}}`),
-		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
-			u, err := readPageEdit(ctx, tc, raw)
+	}, Typed[editPageIn]{
+		Preview: func(ctx context.Context, tc *ToolContext, in editPageIn) (string, error) {
+			u, err := readPageEdit(ctx, tc, in)
 			if err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("Edit page %s: %s.", quoted(u.cur.Title), u.plans[0]), nil
 		},
-		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
-			u, err := readPageEdit(ctx, tc, raw)
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, in editPageIn) (Result, error) {
+			u, err := readPageEdit(ctx, tc, in)
 			if err != nil {
 				return Result{}, err
 			}
@@ -279,17 +276,10 @@ func editPageTool() Tool {
 			return Result{Summary: fmt.Sprintf("Edited page %s: %s.", quoted(u.cur.Title), u.done[0]),
 				Data: map[string]any{"page": pageRowOf(p)}, Refs: []Ref{pageRef(p)}}, nil
 		},
-	}
+	})
 }
 
-func readPageEdit(ctx context.Context, tc *ToolContext, raw json.RawMessage) (pageUpdate, error) {
-	var in struct {
-		ID    string     `json:"id"`
-		Edits []pageEdit `json:"edits"`
-	}
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return pageUpdate{}, err
-	}
+func readPageEdit(ctx context.Context, tc *ToolContext, in editPageIn) (pageUpdate, error) {
 	cur, err := livePage(ctx, tc, in.ID)
 	if err != nil {
 		return pageUpdate{}, err

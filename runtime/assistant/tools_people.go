@@ -32,21 +32,22 @@ var personKind = recordKind[records.Person, records.PersonInput]{
 }
 
 func listPeopleTool() Tool {
-	return personKind.listTool("List the people the person works with (not in Trash), with email, role, team and relationship. Filter by words in the name. Long lists come in parts: call again with the offset the note names.",
-		`{"type":"object","additionalProperties":false,"properties":{
-			"query":{"type":"string","description":"words the name contains"},
-			"offset":{"type":"integer","minimum":0}}}`,
-		func(records.Person, listIn) bool { return true })
+	return listTool(personKind, "List the people the person works with (not in Trash), with email, role, team and relationship. Filter by words in the name. Long lists come in parts: call again with the offset the note names.",
+		func(records.Person, listByNameIn) bool { return true })
+}
+
+// createPersonShape is hub_create_person's input as its schema says it; it decodes into
+// records.PersonInput.
+type createPersonShape struct {
+	Name         string `json:"name" check:"minLength=1,maxLength=200"`
+	Email        string `json:"email,omitempty" check:"maxLength=320"`
+	Role         string `json:"role,omitempty" check:"maxLength=200"`
+	Team         string `json:"team,omitempty" check:"maxLength=200"`
+	Relationship string `json:"relationship,omitempty" check:"maxLength=200"`
+	Notes        string `json:"notes,omitempty" jsonschema:"Markdown"`
 }
 
 func createPersonTool() Tool {
-	return personKind.createTool("hub_create_person",
-		"Add a person the person works with: a name, and optionally an email, role, team, their relationship to the person (\"manager\", \"client\") and Markdown notes.",
-		`{"type":"object","additionalProperties":false,"required":["name"],"properties":{
-			"name":{"type":"string","minLength":1,"maxLength":200},
-			"email":{"type":"string","maxLength":320},
-			"role":{"type":"string","maxLength":200},
-			"team":{"type":"string","maxLength":200},
-			"relationship":{"type":"string","maxLength":200},
-			"notes":{"type":"string","description":"Markdown"}}}`)
+	return createTool[createPersonShape](personKind, "hub_create_person",
+		"Add a person the person works with: a name, and optionally an email, role, team, their relationship to the person (\"manager\", \"client\") and Markdown notes.")
 }

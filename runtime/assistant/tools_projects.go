@@ -1,10 +1,6 @@
 package assistant
 
-import (
-	"strings"
-
-	"github.com/ensemblework/ensemble/runtime/records"
-)
+import "github.com/ensemblework/ensemble/runtime/records"
 
 // The project tools: list, create and update, over the fields records keeps (name, summary,
 // status, notes).
@@ -33,34 +29,46 @@ var projectKind = recordKind[records.Project, records.ProjectInput]{
 	},
 }
 
-var projectStatusEnum = `["` + strings.Join(records.ProjectStatuses, `","`) + `"]`
+// listProjectsIn is hub_list_projects' input.
+type listProjectsIn struct {
+	Status string `json:"status,omitempty" check:"enum=@projectStatus"`
+	Query  string `json:"query,omitempty" jsonschema:"words the name contains"`
+	Offset int    `json:"offset,omitempty" check:"minimum=0"`
+}
+
+func (in listProjectsIn) words() string { return in.Query }
+func (in listProjectsIn) from() int     { return in.Offset }
 
 func listProjectsTool() Tool {
-	return projectKind.listTool("List the person's projects (not in Trash) with their status and summary. Filter by status or by words in the name. Long lists come in parts: call again with the offset the note names.",
-		`{"type":"object","additionalProperties":false,"properties":{
-			"status":{"type":"string","enum":`+projectStatusEnum+`},
-			"query":{"type":"string","description":"words the name contains"},
-			"offset":{"type":"integer","minimum":0}}}`,
-		func(p records.Project, in listIn) bool { return in.Status == "" || p.Status == in.Status })
+	return listTool(projectKind, "List the person's projects (not in Trash) with their status and summary. Filter by status or by words in the name. Long lists come in parts: call again with the offset the note names.",
+		func(p records.Project, in listProjectsIn) bool { return in.Status == "" || p.Status == in.Status })
+}
+
+// createProjectShape is hub_create_project's input as its schema says it; it decodes into
+// records.ProjectInput.
+type createProjectShape struct {
+	Name    string `json:"name" check:"minLength=1,maxLength=200"`
+	Summary string `json:"summary,omitempty" check:"maxLength=2000"`
+	Status  string `json:"status,omitempty" check:"enum=@projectStatus"`
+	Notes   string `json:"notes,omitempty" jsonschema:"Markdown"`
 }
 
 func createProjectTool() Tool {
-	return projectKind.createTool("hub_create_project",
-		"Create a project: a name, and optionally a one-line summary, a status (active by default) and Markdown notes.",
-		`{"type":"object","additionalProperties":false,"required":["name"],"properties":{
-			"name":{"type":"string","minLength":1,"maxLength":200},
-			"summary":{"type":"string","maxLength":2000},
-			"status":{"type":"string","enum":`+projectStatusEnum+`},
-			"notes":{"type":"string","description":"Markdown"}}}`)
+	return createTool[createProjectShape](projectKind, "hub_create_project",
+		"Create a project: a name, and optionally a one-line summary, a status (active by default) and Markdown notes.")
+}
+
+// updateProjectShape is hub_update_project's input as its schema says it; it decodes into the
+// project's id and records.ProjectInput.
+type updateProjectShape struct {
+	ID      string `json:"id" check:"minLength=1" jsonschema:"the project's id, ensemble:// link or exact name"`
+	Name    string `json:"name,omitempty" check:"minLength=1,maxLength=200"`
+	Summary string `json:"summary,omitempty" check:"maxLength=2000"`
+	Status  string `json:"status,omitempty" check:"enum=@projectStatus"`
+	Notes   string `json:"notes,omitempty" jsonschema:"Markdown, replacing the old notes"`
 }
 
 func updateProjectTool() Tool {
-	return projectKind.updateTool("hub_update_project",
-		"Change one project: its name, summary, status or notes (notes are replaced whole). Only the fields given change.",
-		`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
-			"id":{"type":"string","minLength":1,"description":"the project's id, ensemble:// link or exact name"},
-			"name":{"type":"string","minLength":1,"maxLength":200},
-			"summary":{"type":"string","maxLength":2000},
-			"status":{"type":"string","enum":`+projectStatusEnum+`},
-			"notes":{"type":"string","description":"Markdown, replacing the old notes"}}}`)
+	return updateTool[updateProjectShape](projectKind, "hub_update_project",
+		"Change one project: its name, summary, status or notes (notes are replaced whole). Only the fields given change.")
 }

@@ -99,28 +99,34 @@ func (k recordKind[T, In]) prepareID(ctx context.Context, tc *ToolContext, raw j
 	return withField(raw, "id", k.id(v))
 }
 
-// listIn is the input every record list takes; a kind's schema offers the fields it filters by.
-type listIn struct {
-	Query    string `json:"query"`
-	Status   string `json:"status"`
-	ParentID string `json:"parentId"`
-	Offset   int    `json:"offset"`
+// listQuery is what every record list's input gives, beside the fields its kind filters by: the
+// words the title contains and where the part to show starts.
+type listQuery interface {
+	words() string
+	from() int
 }
 
-// listTool lists the kind's records not in Trash that match, cut at whole rows.
-func (k recordKind[T, In]) listTool(desc, schema string, match func(T, listIn) bool) Tool {
+// listByNameIn is the input of a list that filters by name only (people, repositories).
+type listByNameIn struct {
+	Query  string `json:"query,omitempty" jsonschema:"words the name contains"`
+	Offset int    `json:"offset,omitempty" check:"minimum=0"`
+}
+
+func (in listByNameIn) words() string { return in.Query }
+func (in listByNameIn) from() int     { return in.Offset }
+
+// listTool lists the kind's records not in Trash that match, cut at whole rows. Its input is L,
+// from which its schema comes.
+func listTool[T, In any, L listQuery](k recordKind[T, In], desc string, match func(T, L) bool) Tool {
 	many := k.noun + "s"
 	if k.noun == "person" {
 		many = "people"
 	}
-	return Tool{
-		Name: k.listName, Description: desc, Schema: json.RawMessage(schema),
+	return typedTool(Tool{
+		Name: k.listName, Description: desc,
 		Area: k.area, Risk: RiskLow,
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
-			var in listIn
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
-			}
+	}, Typed[L]{
+		Run: func(ctx context.Context, tc *ToolContext, in L) (Result, error) {
 			all, err := k.coll(tc.Records).List(ctx)
 			if err != nil {
 				return Result{}, err
@@ -128,13 +134,13 @@ func (k recordKind[T, In]) listTool(desc, schema string, match func(T, listIn) b
 			var rows []any
 			var titles []string
 			for _, v := range all {
-				if titleHas(k.title(v), in.Query) && match(v, in) {
+				if titleHas(k.title(v), in.words()) && match(v, in) {
 					rows = append(rows, k.row(v))
 					titles = append(titles, k.title(v))
 				}
 			}
-			kept, note := fitList(rows, in.Offset, k.listName, many)
-			from := min(max(in.Offset, 0), len(titles))
+			kept, note := fitList(rows, in.from(), k.listName, many)
+			from := min(max(in.from(), 0), len(titles))
 			summary := fmt.Sprintf("No %s found.", many)
 			switch {
 			case len(rows) == 1:
@@ -146,35 +152,32 @@ func (k recordKind[T, In]) listTool(desc, schema string, match func(T, listIn) b
 			}
 			return Result{Summary: summary, Data: listData(many, kept, len(rows), note)}, nil
 		},
-	}
+	})
 }
 
-// createTool adds one record of the kind.
-func (k recordKind[T, In]) createTool(name, desc, schema string) Tool {
-	decode := func(raw json.RawMessage) (In, string, error) {
-		var in In
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return in, "", err
-		}
+// createTool adds one record of the kind. Its schema comes from Shape, its input decodes into the
+// kind's records input type.
+func createTool[Shape, T, In any](k recordKind[T, In], name, desc string) Tool {
+	named := func(in In) (string, error) {
 		n, _ := k.name(in)
 		if n = strings.TrimSpace(n); n == "" { // as records would refuse it, so the preview does too
-			return in, "", fmt.Errorf("The name cannot be empty.")
+			return "", fmt.Errorf("The name cannot be empty.")
 		}
-		return in, n, nil
+		return n, nil
 	}
-	return Tool{
-		Name: name, Description: desc, Schema: json.RawMessage(schema),
+	return shapedTool[Shape](Tool{
+		Name: name, Description: desc,
 		Area: k.area, Risk: RiskLow, Undoable: Undoable,
-		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
-			_, n, err := decode(raw)
+	}, Typed[In]{
+		Preview: func(ctx context.Context, tc *ToolContext, in In) (string, error) {
+			n, err := named(in)
 			if err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("Add %s %s.", k.noun, quoted(n)), nil
 		},
-		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
-			in, _, err := decode(raw)
-			if err != nil {
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, in In) (Result, error) {
+			if _, err := named(in); err != nil {
 				return Result{}, err
 			}
 			v, err := k.coll(tc.Records).CreateIn(b, in)
@@ -184,28 +187,20 @@ func (k recordKind[T, In]) createTool(name, desc, schema string) Tool {
 			return Result{Summary: fmt.Sprintf("Added %s %s.", k.noun, quoted(k.title(v))),
 				Data: map[string]any{k.kind: k.row(v)}, Refs: []Ref{k.ref(v)}}, nil
 		},
-	}
+	})
 }
 
-// updateTool changes the fields given of one record of the kind.
-func (k recordKind[T, In]) updateTool(name, desc, schema string) Tool {
+// updateTool changes the fields given of one record of the kind. Its schema comes from Shape, its
+// input decodes into the record's id and the kind's records input type.
+func updateTool[Shape, T, In any](k recordKind[T, In], name, desc string) Tool {
 	type update struct {
 		cur         T
 		in          In
 		plans, done []string
 	}
-	read := func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (update, error) {
-		var id struct {
-			ID string `json:"id"`
-		}
-		var in In
-		if err := json.Unmarshal(raw, &id); err != nil {
-			return update{}, err
-		}
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return update{}, err
-		}
-		cur, err := k.coll(tc.Records).Get(ctx, bareID(id.ID, k.kind))
+	read := func(ctx context.Context, tc *ToolContext, given idAnd[In]) (update, error) {
+		in := given.Fields
+		cur, err := k.coll(tc.Records).Get(ctx, bareID(given.ID, k.kind))
 		if err != nil {
 			return update{}, missing(err, k.noun, k.listName)
 		}
@@ -218,18 +213,19 @@ func (k recordKind[T, In]) updateTool(name, desc, schema string) Tool {
 		}
 		return update{cur: cur, in: in, plans: plans, done: done}, nil
 	}
-	return Tool{
-		Name: name, Description: desc, Schema: json.RawMessage(schema),
+	return shapedTool[Shape](Tool{
+		Name: name, Description: desc,
 		Area: k.area, Risk: RiskMedium, Undoable: Undoable, Prepare: k.prepareID,
-		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
-			u, err := read(ctx, tc, raw)
+	}, Typed[idAnd[In]]{
+		Preview: func(ctx context.Context, tc *ToolContext, given idAnd[In]) (string, error) {
+			u, err := read(ctx, tc, given)
 			if err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("Update %s %s: %s.", k.noun, quoted(k.title(u.cur)), strings.Join(u.plans, ", ")), nil
 		},
-		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
-			u, err := read(ctx, tc, raw)
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, given idAnd[In]) (Result, error) {
+			u, err := read(ctx, tc, given)
 			if err != nil {
 				return Result{}, err
 			}
@@ -240,7 +236,7 @@ func (k recordKind[T, In]) updateTool(name, desc, schema string) Tool {
 			return Result{Summary: fmt.Sprintf("Updated %s %s: %s.", k.noun, quoted(k.title(u.cur)), strings.Join(u.done, ", ")),
 				Data: map[string]any{k.kind: k.row(v)}, Refs: []Ref{k.ref(v)}}, nil
 		},
-	}
+	}, "id")
 }
 
 // fieldChanges describes the text fields an update sets: a name is a rename, a short field is

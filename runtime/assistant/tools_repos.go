@@ -31,19 +31,19 @@ var repoKind = recordKind[records.Repo, records.RepoInput]{
 }
 
 func listReposTool() Tool {
-	return repoKind.listTool("List the person's repositories (not in Trash): remote URL, checkout folder on this computer and default branch. Filter by words in the name. Long lists come in parts: call again with the offset the note names.",
-		`{"type":"object","additionalProperties":false,"properties":{
-			"query":{"type":"string","description":"words the name contains"},
-			"offset":{"type":"integer","minimum":0}}}`,
-		func(records.Repo, listIn) bool { return true })
+	return listTool(repoKind, "List the person's repositories (not in Trash): remote URL, checkout folder on this computer and default branch. Filter by words in the name. Long lists come in parts: call again with the offset the note names.",
+		func(records.Repo, listByNameIn) bool { return true })
+}
+
+// linkRepoShape is hub_link_repo's input as its schema says it; it decodes into records.RepoInput.
+type linkRepoShape struct {
+	Name          string `json:"name" check:"minLength=1,maxLength=200"`
+	URL           string `json:"url,omitempty" check:"maxLength=2000" jsonschema:"the remote, e.g. https://github.com/owner/name"`
+	Path          string `json:"path,omitempty" check:"maxLength=4096" jsonschema:"the checkout folder on this computer"`
+	DefaultBranch string `json:"defaultBranch,omitempty" check:"maxLength=255"`
 }
 
 func linkRepoTool() Tool {
-	return repoKind.createTool("hub_link_repo",
-		"Add a repository to the person's records: a name, and its remote URL, its checkout folder on this computer, or both, and optionally its default branch.",
-		`{"type":"object","additionalProperties":false,"required":["name"],"properties":{
-			"name":{"type":"string","minLength":1,"maxLength":200},
-			"url":{"type":"string","maxLength":2000,"description":"the remote, e.g. https://github.com/owner/name"},
-			"path":{"type":"string","maxLength":4096,"description":"the checkout folder on this computer"},
-			"defaultBranch":{"type":"string","maxLength":255}}}`)
+	return createTool[linkRepoShape](repoKind, "hub_link_repo",
+		"Add a repository to the person's records: a name, and its remote URL, its checkout folder on this computer, or both, and optionally its default branch.")
 }

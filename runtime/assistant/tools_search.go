@@ -2,15 +2,19 @@ package assistant
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/ensemblework/ensemble/runtime/records"
 )
 
-// searchKindEnum is the kinds of record search covers, for the schema.
-var searchKindEnum = `["` + strings.Join(records.SearchKinds, `","`) + `"]`
+// searchWorkIn is hub_search_work's input.
+type searchWorkIn struct {
+	Query string   `json:"query" check:"minLength=1,maxLength=500"`
+	Kinds []string `json:"kinds,omitempty" check:"items.enum=@searchKind"`
+	Near  string   `json:"near,omitempty" jsonschema:"a record's ensemble://kind/id link"`
+	Limit int      `json:"limit,omitempty" check:"minimum=1,maximum=40"`
+}
 
 // searchRow is one hit as the model reads it.
 type searchRow struct {
@@ -22,27 +26,14 @@ type searchRow struct {
 }
 
 func searchWorkTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name: "hub_search_work",
 		Area: "search",
 		Risk: RiskLow,
 		Description: "Ranked word search across the person's records: tasks, projects, people, repositories, pages and files (titles weigh more than text; words match as prefixes). " +
 			"Give near (a record's ensemble:// link) to rank what links to that record first. It matches words, not meaning: try other words if nothing is found.",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["query"],"properties":{
-			"query":{"type":"string","minLength":1,"maxLength":500},
-			"kinds":{"type":"array","items":{"type":"string","enum":` + searchKindEnum + `}},
-			"near":{"type":"string","description":"a record's ensemble://kind/id link"},
-			"limit":{"type":"integer","minimum":1,"maximum":40}}}`),
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
-			var in struct {
-				Query string   `json:"query"`
-				Kinds []string `json:"kinds"`
-				Near  string   `json:"near"`
-				Limit int      `json:"limit"`
-			}
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
-			}
+	}, Typed[searchWorkIn]{
+		Run: func(ctx context.Context, tc *ToolContext, in searchWorkIn) (Result, error) {
 			if in.Limit == 0 {
 				in.Limit = 20
 			}
@@ -69,7 +60,7 @@ func searchWorkTool() Tool {
 			}
 			return Result{Summary: summary, Data: listData("results", kept, len(rows), note), Refs: refs}, nil
 		},
-	}
+	})
 }
 
 // kindNouns are the kinds of record as a person counts them: one and many.

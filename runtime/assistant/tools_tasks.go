@@ -2,7 +2,6 @@ package assistant
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/ensemblework/ensemble/runtime/records"
@@ -24,23 +23,20 @@ type taskDetail struct {
 	Note    string `json:"note,omitempty"`
 }
 
+// getTaskIn is hub_get_task's input.
+type getTaskIn struct {
+	ID     string `json:"id" check:"minLength=1" jsonschema:"the task's id or ensemble:// link"`
+	Offset *int   `json:"offset,omitempty" check:"minimum=0" jsonschema:"read the page from this character on"`
+}
+
 func getTaskTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name:        "hub_get_task",
 		Area:        "tasks",
 		Risk:        RiskLow,
 		Description: "Read one task: its status, priority, due date, labels, project, owner, people, repository and its Markdown page. A long page comes as its start and end; pass offset to read a part in full.",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{
-			"id":{"type":"string","minLength":1,"description":"the task's id or ensemble:// link"},
-			"offset":{"type":"integer","minimum":0,"description":"read the page from this character on"}}}`),
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
-			var in struct {
-				ID     string `json:"id"`
-				Offset *int   `json:"offset"`
-			}
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
-			}
+	}, Typed[getTaskIn]{
+		Run: func(ctx context.Context, tc *ToolContext, in getTaskIn) (Result, error) {
 			t, err := tc.Records.Tasks().Get(ctx, bareID(in.ID, "task"))
 			if err != nil {
 				return Result{}, missing(err, "task", "hub_list_tasks")
@@ -70,28 +66,32 @@ func getTaskTool() Tool {
 			return Result{Summary: summary, Data: map[string]any{"task": d},
 				Refs: []Ref{{Kind: "task", ID: t.ID, Title: t.Title}}}, nil
 		},
-	}
+	})
+}
+
+// deleteTasksIn is hub_delete_tasks' input.
+type deleteTasksIn struct {
+	IDs []string `json:"ids" check:"minItems=1,maxItems=100,items.minLength=1" jsonschema:"task ids, ensemble:// links or exact titles"`
 }
 
 func deleteTasksTool() Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name:        "hub_delete_tasks",
 		Area:        "tasks",
 		Risk:        RiskHigh, // removes up to 100 tasks at once
 		Undoable:    Undoable,
-		Prepare:     prepareTrash,
 		Description: "Move one or more tasks to Trash in one step (one Undo); they can be restored from Trash.",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["ids"],"properties":{
-			"ids":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1},"description":"task ids, ensemble:// links or exact titles"}}}`),
-		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
-			tasks, err := liveTasks(ctx, tc, raw)
+	}, Typed[deleteTasksIn]{
+		Prepare: prepareTrash,
+		Preview: func(ctx context.Context, tc *ToolContext, in deleteTasksIn) (string, error) {
+			tasks, err := liveTasks(ctx, tc, in.IDs)
 			if err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("Move %s to Trash: %s.", plural(len(tasks), "task"), titleList(taskTitles(tasks))), nil
 		},
-		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
-			tasks, err := liveTasks(ctx, tc, raw)
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, in deleteTasksIn) (Result, error) {
+			tasks, err := liveTasks(ctx, tc, in.IDs)
 			if err != nil {
 				return Result{}, err
 			}
@@ -105,7 +105,7 @@ func deleteTasksTool() Tool {
 			summary := fmt.Sprintf("Moved %s to Trash: %s.", plural(len(tasks), "task"), titleList(taskTitles(tasks)))
 			return Result{Summary: summary, Data: map[string]any{"trashed": refs}, Refs: refs}, nil
 		},
-	}
+	})
 }
 
 // taskKind is tasks to the shared record helpers, for finding a task by id, link or title.
@@ -120,8 +120,8 @@ var taskKind = recordKind[records.Task, records.TaskInput]{
 
 // prepareTrash fixes the tasks hub_delete_tasks moves: each id, link or title becomes the id of
 // the task it names, each once, so the proposal lists and Apply moves exactly those.
-func prepareTrash(ctx context.Context, tc *ToolContext, raw json.RawMessage) (json.RawMessage, error) {
-	tasks, err := liveTasks(ctx, tc, raw)
+func prepareTrash(ctx context.Context, tc *ToolContext, in deleteTasksIn) (map[string]any, error) {
+	tasks, err := liveTasks(ctx, tc, in.IDs)
 	if err != nil {
 		return nil, err
 	}
@@ -129,21 +129,15 @@ func prepareTrash(ctx context.Context, tc *ToolContext, raw json.RawMessage) (js
 	for i, t := range tasks {
 		ids[i] = t.ID
 	}
-	return withField(raw, "ids", ids)
+	return map[string]any{"ids": ids}, nil
 }
 
 // liveTasks reads the tasks hub_delete_tasks names, each once, refusing the whole call if one is
 // missing or already in Trash, so that nothing is half done.
-func liveTasks(ctx context.Context, tc *ToolContext, raw json.RawMessage) ([]records.Task, error) {
-	var in struct {
-		IDs []string `json:"ids"`
-	}
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, err
-	}
+func liveTasks(ctx context.Context, tc *ToolContext, refs []string) ([]records.Task, error) {
 	seen := map[string]bool{}
 	var out []records.Task
-	for i, ref := range in.IDs {
+	for i, ref := range refs {
 		t, err := taskKind.find(ctx, tc, ref)
 		if err != nil {
 			return nil, fmt.Errorf("Item %d of the list: %s Nothing was moved.", i+1, err)

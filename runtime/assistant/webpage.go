@@ -3,7 +3,6 @@ package assistant
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -19,24 +18,22 @@ import (
 // webPageChars is the most of a page hub_read_web_page returns, its note included (spec 000 §4).
 const webPageChars = 4500
 
+// webPageIn is hub_read_web_page's input.
+type webPageIn struct {
+	URL string `json:"url" check:"minLength=1,maxLength=4000" jsonschema:"the page's full address, https://…"`
+}
+
 // webPageTool reads one public web page through f; HubTools passes one that reaches public
 // addresses only.
 func webPageTool(f *webfetch.Fetcher) Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name: "hub_read_web_page",
 		Area: "web",
 		Risk: RiskLow,
 		Description: "Read one public web page (http or https) as Markdown: its main content, without menus, scripts or ads, at most 4,500 characters with a note of what was left out. " +
 			"It runs no page script and signs in nowhere, so a page that needs either cannot be read. Addresses on this computer or a private network are refused.",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["url"],"properties":{
-			"url":{"type":"string","minLength":1,"maxLength":4000,"description":"the page's full address, https://…"}}}`),
-		Run: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (Result, error) {
-			var in struct {
-				URL string `json:"url"`
-			}
-			if err := json.Unmarshal(raw, &in); err != nil {
-				return Result{}, err
-			}
+	}, Typed[webPageIn]{
+		Run: func(ctx context.Context, tc *ToolContext, in webPageIn) (Result, error) {
 			page, err := f.Fetch(ctx, in.URL)
 			if err != nil {
 				return Result{}, err
@@ -61,7 +58,7 @@ func webPageTool(f *webfetch.Fetcher) Tool {
 			}
 			return Result{Summary: summary, Data: data}, nil
 		},
-	}
+	})
 }
 
 // pageMarkdown is a page's title and its main content as Markdown: HTML through readability (the

@@ -43,7 +43,7 @@ const (
 var stepIDRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 func workflowTool(r *Registry) Tool {
-	return Tool{
+	return typedTool(Tool{
 		Name: workflowToolName,
 		Area: "workflows",
 		// Several writes under one Apply; they land as one ledger group, undone together.
@@ -53,15 +53,10 @@ func workflowTool(r *Registry) Tool {
 			"Do every read first; steps are writes only. A value in a later step's input may be " +
 			`{"$ref": "<step id>.<path>"}, a value from an earlier step's result, e.g. {"$ref": "tasks.created.0.id"} ` +
 			"or {\"$ref\": \"proj.project.name\"}. It always waits for the person's Apply.",
-		Schema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["title","steps"],"properties":{
-			"title":{"type":"string","minLength":1,"maxLength":200,"description":"what the workflow does, for the person"},
-			"steps":{"type":"array","minItems":2,"maxItems":12,"items":{"type":"object","additionalProperties":false,"required":["id","tool","input"],"properties":{
-				"id":{"type":"string","minLength":1,"maxLength":40,"description":"a name for the step: lowercase letters, digits, _"},
-				"tool":{"type":"string","description":"a Hub write tool"},
-				"input":{"type":"object","description":"the tool's input; a value may be {\"$ref\": \"<earlier step id>.<path>\"}"}}}}}}`),
 		AlwaysHold: true,
-		Preview: func(ctx context.Context, tc *ToolContext, raw json.RawMessage) (string, error) {
-			p, err := readPlan(r, raw)
+	}, Typed[rawPlan]{
+		Preview: func(ctx context.Context, tc *ToolContext, in rawPlan) (string, error) {
+			p, err := readPlan(r, in)
 			if err == nil {
 				err = p.allowed(ctx, tc)
 			}
@@ -70,8 +65,8 @@ func workflowTool(r *Registry) Tool {
 			}
 			return p.preview(ctx, tc)
 		},
-		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, raw json.RawMessage) (Result, error) {
-			p, err := readPlan(r, raw)
+		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, in rawPlan) (Result, error) {
+			p, err := readPlan(r, in)
 			if err == nil {
 				err = p.allowed(ctx, tc)
 			}
@@ -80,7 +75,7 @@ func workflowTool(r *Registry) Tool {
 			}
 			return p.run(ctx, tc, b)
 		},
-	}
+	})
 }
 
 // allowed checks every step's area against the person's settings, as a write of its own would be.
@@ -117,25 +112,24 @@ type stepRef struct {
 	text string // as written
 }
 
+// rawPlan is hub_run_workflow's input, as the model writes it; readPlan checks it. Its step
+// counts are minWorkflowSteps and maxWorkflowSteps (a tag cannot name them; the schemas' golden
+// pins them).
 type rawPlan struct {
-	Title string    `json:"title"`
-	Steps []rawStep `json:"steps"`
+	Title string    `json:"title" check:"minLength=1,maxLength=200" jsonschema:"what the workflow does, for the person"`
+	Steps []rawStep `json:"steps" check:"minItems=2,maxItems=12"`
 }
 
 type rawStep struct {
-	ID    string          `json:"id"`
-	Tool  string          `json:"tool"`
-	Input json.RawMessage `json:"input"`
+	ID    string          `json:"id" check:"minLength=1,maxLength=40" jsonschema:"a name for the step: lowercase letters, digits, _"`
+	Tool  string          `json:"tool" jsonschema:"a Hub write tool"`
+	Input json.RawMessage `json:"input" check:"type=object" jsonschema:"the tool's input; a value may be {\"$ref\": \"<earlier step id>.<path>\"}"`
 }
 
 // readPlan checks a workflow's input: its steps, their tools, their refs, and each step's input
 // against its tool's schema with every ref replaced by a placeholder string. A ref so stands for a
 // string (an id, a name); one where the schema wants something else is refused here.
-func readPlan(r *Registry, raw json.RawMessage) (*plan, error) {
-	var in rawPlan
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, err
-	}
+func readPlan(r *Registry, in rawPlan) (*plan, error) {
 	if n := len(in.Steps); n < minWorkflowSteps || n > maxWorkflowSteps {
 		return nil, fmt.Errorf("A workflow has %d to %d steps, not %d; make a single write with its own tool.", minWorkflowSteps, maxWorkflowSteps, n)
 	}

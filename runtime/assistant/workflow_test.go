@@ -133,7 +133,7 @@ func TestWorkflowRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			raw, _ := json.Marshal(workflowCall("Plan", c.steps...))
-			_, err := readPlan(r, raw)
+			_, err := readPlan(r, planOf(t, raw))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want %q", err, c.want)
 			}
@@ -267,7 +267,7 @@ func TestWorkflowPreviewOfRefStep(t *testing.T) {
 		wfStep{"id": "proj", "tool": "hub_create_project", "input": map[string]any{"name": "Launch"}},
 		wfStep{"id": "up", "tool": "hub_update_project", "input": map[string]any{"id": ref("proj.project.id"), "status": "paused"}},
 	))
-	p, err := readPlan(HubTools(), raw)
+	p, err := readPlan(HubTools(), planOf(t, raw))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,4 +300,14 @@ func TestWorkflowStepChangesWhatAnEarlierStepMade(t *testing.T) {
 	if err := f.st.Reader().QueryRow("SELECT status FROM projects WHERE name = 'Launch'").Scan(&status); err != nil || status != "paused" {
 		t.Fatalf("project status %q, %v", status, err)
 	}
+}
+
+// planOf is hub_run_workflow's input as the tool decodes it.
+func planOf(t *testing.T, raw json.RawMessage) rawPlan {
+	t.Helper()
+	in, err := decodeInput[rawPlan](raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
 }
