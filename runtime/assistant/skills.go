@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -50,11 +51,9 @@ const (
 
 var skillNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,47}$`)
 
-// SkillNotFoundError is a skill name that is not saved.
-type SkillNotFoundError struct{ Name string }
-
-func (e *SkillNotFoundError) Error() string {
-	return fmt.Sprintf("There is no personal skill named %q.", e.Name)
+// skillNotFound is a skill name that is not saved.
+func skillNotFound(name string) error {
+	return problem.NotFound("There is no personal skill named %q.", name)
 }
 
 // SkillReader reads one personal skill; *Service is one.
@@ -64,7 +63,7 @@ type SkillReader interface {
 
 func checkSkillName(name string) error {
 	if !skillNameRe.MatchString(name) {
-		return &InputError{"A skill's name is 1 to 48 lowercase letters, digits and dashes, starting with a letter or digit (such as weekly-review)."}
+		return problem.Invalid("A skill's name is 1 to 48 lowercase letters, digits and dashes, starting with a letter or digit (such as weekly-review).")
 	}
 	return nil
 }
@@ -101,7 +100,7 @@ func (s *Service) skills(ctx context.Context, limit int) ([]Skill, error) {
 	return out, nil
 }
 
-// Skill returns one saved skill with its body, or a [*SkillNotFoundError].
+// Skill returns one saved skill with its body, or a not-found problem.
 func (s *Service) Skill(ctx context.Context, name string) (Skill, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	sk := Skill{Name: name}
@@ -109,7 +108,7 @@ func (s *Service) Skill(ctx context.Context, name string) (Skill, error) {
 	err := s.cfg.Store.Reader().QueryRowContext(ctx, "SELECT title, body, updated_at FROM skills WHERE name = ?", name).
 		Scan(&sk.Title, &sk.Body, &at)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Skill{}, &SkillNotFoundError{Name: name}
+		return Skill{}, skillNotFound(name)
 	}
 	if err != nil {
 		return Skill{}, fmt.Errorf("assistant: read skill %s: %w", name, err)
@@ -119,7 +118,7 @@ func (s *Service) Skill(ctx context.Context, name string) (Skill, error) {
 }
 
 // PutSkill saves a skill under name, replacing one saved there. Input that is not valid is an
-// [*InputError] and saves nothing.
+// invalid problem and saves nothing.
 func (s *Service) PutSkill(ctx context.Context, name string, in SkillInput) (Skill, error) {
 	if err := checkSkillName(name); err != nil {
 		return Skill{}, err
@@ -127,13 +126,13 @@ func (s *Service) PutSkill(ctx context.Context, name string, in SkillInput) (Ski
 	title, body := strings.Join(strings.Fields(in.Title), " "), strings.TrimSpace(in.Body)
 	switch {
 	case title == "":
-		return Skill{}, &InputError{"Give the skill a title: a few words saying when it applies."}
+		return Skill{}, problem.Invalid("Give the skill a title: a few words saying when it applies.")
 	case utf8.RuneCountInString(title) > maxSkillTitle:
-		return Skill{}, &InputError{fmt.Sprintf("A skill's title is at most %d characters.", maxSkillTitle)}
+		return Skill{}, problem.Invalid("A skill's title is at most %d characters.", maxSkillTitle)
 	case body == "":
-		return Skill{}, &InputError{"Write the skill's instructions in its body."}
+		return Skill{}, problem.Invalid("Write the skill's instructions in its body.")
 	case utf8.RuneCountInString(body) > maxSkillBody:
-		return Skill{}, &InputError{fmt.Sprintf("A skill's body is at most %d characters; split it into two skills.", maxSkillBody)}
+		return Skill{}, problem.Invalid("A skill's body is at most %d characters; split it into two skills.", maxSkillBody)
 	}
 	sk := Skill{Name: name, Title: title, Body: body}
 	err := s.cfg.Writer.Exec(ctx, func(t *ledger.Tx) error {
@@ -152,7 +151,7 @@ func (s *Service) PutSkill(ctx context.Context, name string, in SkillInput) (Ski
 	return sk, nil
 }
 
-// DeleteSkill deletes a saved skill, or answers a [*SkillNotFoundError].
+// DeleteSkill deletes a saved skill, or answers a not-found problem.
 func (s *Service) DeleteSkill(ctx context.Context, name string) error {
 	if err := checkSkillName(name); err != nil {
 		return err
@@ -163,7 +162,7 @@ func (s *Service) DeleteSkill(ctx context.Context, name string) error {
 			return fmt.Errorf("assistant: delete skill %s: %w", name, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return &SkillNotFoundError{Name: name}
+			return skillNotFound(name)
 		}
 		return t.Emit(KindSkill, name, SkillChange{Name: name, Change: "deleted"})
 	})

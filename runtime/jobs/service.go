@@ -7,6 +7,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -140,7 +141,7 @@ func (s *Service) Stop(ctx context.Context, id string) (Job, error) {
 		return Job{}, err
 	}
 	if j.Status.Ended() {
-		return Job{}, &ConflictError{Msg: fmt.Sprintf("The run has already ended (%s).", j.Status)}
+		return Job{}, problem.Conflict("The run has already ended (%s).", j.Status)
 	}
 	s.mu.Lock()
 	if r, ok := s.runs[id]; ok {
@@ -198,7 +199,7 @@ func (s *Service) setPaused(ctx context.Context, id string, pause bool) (Job, er
 		if !pause {
 			verb = "resumed"
 		}
-		return Job{}, &ConflictError{Msg: fmt.Sprintf("Only a going run can be %s; this one is %s.", verb, j.Status)}
+		return Job{}, problem.Conflict("Only a going run can be %s; this one is %s.", verb, j.Status)
 	}
 	r.mu.Lock()
 	changed := r.paused != pause

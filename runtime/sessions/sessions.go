@@ -31,6 +31,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -97,18 +98,6 @@ type Filter struct {
 	Q      string // words in its tasks' titles, summary, agent or folder
 	Limit  int    // 1 to 200; 50 when 0
 }
-
-// NotFoundError says there is no session with an id.
-type NotFoundError struct{ ID string }
-
-func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("There is no agent session with id %q.", e.ID)
-}
-
-// ConflictError is an action a session's state does not allow.
-type ConflictError struct{ Msg string }
-
-func (e *ConflictError) Error() string { return e.Msg }
 
 // Options configure a Service.
 type Options struct {
@@ -432,7 +421,7 @@ func (s *Service) Get(ctx context.Context, id string) (Detail, error) {
 	}
 	c := w.byRun[id]
 	if c == nil {
-		return Detail{}, &NotFoundError{ID: id}
+		return Detail{}, problem.NotFound("There is no agent session with id %q.", id)
 	}
 	d := Detail{Session: w.describe(c), Runs: []Run{}}
 	for _, r := range c.runs {
@@ -473,10 +462,10 @@ func (s *Service) Delete(ctx context.Context, id string, actor ledger.Actor) (Se
 		return Session{}, err
 	}
 	if d.DeletedAt != nil {
-		return Session{}, &ConflictError{Msg: "This agent session was already deleted."}
+		return Session{}, problem.Conflict("This agent session was already deleted.")
 	}
 	if d.Status != Idle {
-		return Session{}, &ConflictError{Msg: "A run of this agent session is still queued or going; stop it before deleting the session."}
+		return Session{}, problem.Conflict("A run of this agent session is still queued or going; stop it before deleting the session.")
 	}
 	return d.Session, s.markDeleted(ctx, d.Session, "person", actor, nil)
 }

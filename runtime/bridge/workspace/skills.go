@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ensemblework/ensemble/runtime/assistant"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -49,19 +50,18 @@ func (s *Service) listSkills(ctx context.Context) ([]skillCard, error) {
 	return out, rows.Err()
 }
 
-// Skill reads one skill's current body; a name that is not saved is an
-// [*assistant.SkillNotFoundError]. It makes the Service the assistant's SkillReader, so
+// Skill reads one skill's current body; a name that is not saved is a not-found problem. It makes the Service the assistant's SkillReader, so
 // hub_read_skill runs from the bridge as it runs in the assistant.
 func (s *Service) Skill(ctx context.Context, name string) (assistant.Skill, error) {
 	name = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), "ensemble://skill/")))
 	sk := assistant.Skill{Name: name}
 	if !s.tableExists(ctx, "skills") {
-		return sk, &assistant.SkillNotFoundError{Name: name}
+		return sk, problem.NotFound("There is no personal skill named %q.", name)
 	}
 	var at string
 	err := s.db.QueryRowContext(ctx, "SELECT title, body, updated_at FROM skills WHERE name = ?", name).Scan(&sk.Title, &sk.Body, &at)
 	if errors.Is(err, sql.ErrNoRows) {
-		return sk, &assistant.SkillNotFoundError{Name: name}
+		return sk, problem.NotFound("There is no personal skill named %q.", name)
 	}
 	if err != nil {
 		return sk, fmt.Errorf("workspace: read skill %s: %w", name, err)
@@ -74,9 +74,8 @@ func (s *Service) Skill(ctx context.Context, name string) (assistant.Skill, erro
 func (s *Service) Skills(ctx context.Context, in ListInput) (map[string]any, error) {
 	if in.ID != "" {
 		sk, err := s.Skill(ctx, in.ID)
-		var nf *assistant.SkillNotFoundError
-		if errors.As(err, &nf) {
-			return nil, refuse(http.StatusNotFound, "There is no skill %q; ensemble_skills lists them.", nf.Name)
+		if problem.Is(err, problem.KindNotFound) {
+			return nil, refuse(http.StatusNotFound, "There is no skill %q; ensemble_skills lists them.", sk.Name)
 		}
 		if err != nil {
 			return nil, err
