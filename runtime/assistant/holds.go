@@ -525,19 +525,7 @@ func (s *Service) Redo(ctx context.Context, group string) (ledger.Group, error) 
 
 // undone reports which of the groups are undone now.
 func (s *Service) undone(ctx context.Context, groups []string) (map[string]bool, error) {
-	out := map[string]bool{}
-	for _, g := range groups {
-		var state string
-		err := s.cfg.Store.Reader().QueryRowContext(ctx, "SELECT state FROM ledger_groups WHERE id = ?", g).Scan(&state)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("assistant: read group %s: %w", g, err)
-		}
-		out[g] = state == "undone"
-	}
-	return out, nil
+	return ledger.Undone(ctx, s.cfg.Store.Reader(), groups)
 }
 
 // overlay brings the tool rows of saved messages up to date: a held write as it stands now

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
@@ -74,10 +75,16 @@ func (s *Service) Skills(ctx context.Context) ([]Skill, error) {
 }
 
 func (s *Service) skills(ctx context.Context, limit int) ([]Skill, error) {
+	return ReadSkills(ctx, s.cfg.Store.Reader(), limit)
+}
+
+// ReadSkills lists up to limit saved skills (all when limit is 0) by name, without their bodies:
+// the skills table is the assistant's, and the bridge reads it through here.
+func ReadSkills(ctx context.Context, q events.Querier, limit int) ([]Skill, error) {
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := s.cfg.Store.Reader().QueryContext(ctx, "SELECT name, title, updated_at FROM skills ORDER BY name LIMIT ?", limit)
+	rows, err := q.QueryContext(ctx, "SELECT name, title, updated_at FROM skills ORDER BY name LIMIT ?", limit)
 	if err != nil {
 		return nil, fmt.Errorf("assistant: list skills: %w", err)
 	}
@@ -102,10 +109,15 @@ func (s *Service) skills(ctx context.Context, limit int) ([]Skill, error) {
 
 // Skill returns one saved skill with its body, or a not-found problem.
 func (s *Service) Skill(ctx context.Context, name string) (Skill, error) {
+	return ReadSkill(ctx, s.cfg.Store.Reader(), name)
+}
+
+// ReadSkill reads one saved skill with its body, or a not-found problem.
+func ReadSkill(ctx context.Context, q events.Querier, name string) (Skill, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	sk := Skill{Name: name}
 	var at string
-	err := s.cfg.Store.Reader().QueryRowContext(ctx, "SELECT title, body, updated_at FROM skills WHERE name = ?", name).
+	err := q.QueryRowContext(ctx, "SELECT title, body, updated_at FROM skills WHERE name = ?", name).
 		Scan(&sk.Title, &sk.Body, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Skill{}, skillNotFound(name)
