@@ -30,9 +30,18 @@ func WaitingRuns(ctx context.Context, q events.Querier) ([]string, error) {
 
 // OpenDecisions lists up to limit open decisions, oldest first.
 func OpenDecisions(ctx context.Context, q events.Querier, limit int) ([]Decision, error) {
-	rows, err := q.QueryContext(ctx, "SELECT "+columns+` FROM decisions WHERE status = 'open' ORDER BY created_at, rowid LIMIT ?`, limit)
+	out, err := decisions(ctx, q, "SELECT "+columns+` FROM decisions WHERE status = 'open' ORDER BY created_at, rowid LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("needs: read open decisions: %w", err)
+	}
+	return out, nil
+}
+
+// decisions runs a query of columns and scans each row; never nil.
+func decisions(ctx context.Context, q events.Querier, query string, args ...any) ([]Decision, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	out := []Decision{}
@@ -43,10 +52,7 @@ func OpenDecisions(ctx context.Context, q events.Querier, limit int) ([]Decision
 		}
 		out = append(out, d)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("needs: read open decisions: %w", err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // CountOpen counts the open decisions.

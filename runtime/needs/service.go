@@ -328,22 +328,10 @@ func (s *Service) List(ctx context.Context, f Filter) ([]Decision, error) {
 		f.Limit = 100
 	}
 	f.Limit = min(f.Limit, 500)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+columns+` FROM decisions
+	out, err := decisions(ctx, s.db, "SELECT "+columns+` FROM decisions
 		WHERE (? OR status = 'open') AND (? = '' OR run_id = ?)
 		ORDER BY created_at DESC, rowid DESC LIMIT ?`, f.All, f.RunID, f.RunID, f.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("needs: list: %w", err)
-	}
-	defer rows.Close()
-	out := []Decision{}
-	for rows.Next() {
-		d, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("needs: list: %w", err)
 	}
 	return out, nil
