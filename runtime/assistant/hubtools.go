@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/webfetch"
 )
 
 // HubTools returns a registry with the Hub's tools over the person's records: tasks, pages,
@@ -17,7 +18,7 @@ func HubTools() *Registry {
 	for _, t := range []Tool{listTasksTool(), createTasksTool(), updateTaskTool(), getTaskTool(), deleteTasksTool(),
 		listPagesTool(), readPageTool(), createPageTool(), updatePageTool(), editPageTool(),
 		listProjectsTool(), createProjectTool(), updateProjectTool(), listPeopleTool(), createPersonTool(),
-		listReposTool(), linkRepoTool(), searchWorkTool(), webPageTool(newWebFetcher()),
+		listReposTool(), linkRepoTool(), searchWorkTool(), webPageTool(webfetch.New()),
 		assignToAgentTool(), listAgentSessionsTool()} {
 		if err := r.Register(t); err != nil {
 			panic(err)

@@ -12,6 +12,8 @@ import (
 	readability "codeberg.org/readeck/go-readability/v2"
 	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+
+	"github.com/ensemblework/ensemble/runtime/webfetch"
 )
 
 // webPageChars is the most of a page hub_read_web_page returns, its note included (spec 000 §4).
@@ -19,7 +21,7 @@ const webPageChars = 4500
 
 // webPageTool reads one public web page through f; HubTools passes one that reaches public
 // addresses only.
-func webPageTool(f *webFetcher) Tool {
+func webPageTool(f *webfetch.Fetcher) Tool {
 	return Tool{
 		Name: "hub_read_web_page",
 		Area: "web",
@@ -35,7 +37,7 @@ func webPageTool(f *webFetcher) Tool {
 			if err := json.Unmarshal(raw, &in); err != nil {
 				return Result{}, err
 			}
-			page, err := f.fetch(ctx, in.URL)
+			page, err := f.Fetch(ctx, in.URL)
 			if err != nil {
 				return Result{}, err
 			}
@@ -64,7 +66,7 @@ func webPageTool(f *webFetcher) Tool {
 
 // pageMarkdown is a page's title and its main content as Markdown: HTML through readability (the
 // article without navigation, asides and scripts) and then html-to-markdown; plain text as it is.
-func pageMarkdown(p webPage) (title, md string, err error) {
+func pageMarkdown(p webfetch.Page) (title, md string, err error) {
 	if p.MediaType == "text/plain" {
 		return "", tidyMarkdown(string(p.Body)), nil
 	}

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/ensemblework/ensemble/runtime/webfetch"
 )
 
 // testServer is a loopback HTTP server that counts its requests, so a test can tell a refused
@@ -40,12 +42,12 @@ func (s *testServer) addr() netip.AddrPort {
 
 // allowOnly lets the fetcher reach exactly ap, a test server on loopback, and judges every other
 // address as the real policy does.
-func allowOnly(ap netip.AddrPort) addrPolicy {
+func allowOnly(ap netip.AddrPort) webfetch.Policy {
 	return func(a netip.AddrPort) error {
 		if a == ap {
 			return nil
 		}
-		return publicOnly(a)
+		return webfetch.PublicOnly(a)
 	}
 }
 
@@ -93,7 +95,7 @@ func fakeDNS(t *testing.T, answer netip.Addr) *net.Resolver {
 	}}
 }
 
-func readPage(t *testing.T, f *webFetcher, url string) (Result, error) {
+func readPage(t *testing.T, f *webfetch.Fetcher, url string) (Result, error) {
 	t.Helper()
 	tl := webPageTool(f)
 	var reg Registry
@@ -144,16 +146,16 @@ func TestReadWebPageRefuses(t *testing.T) {
 		}
 	})
 	port := allowed.addr().Port()
-	lenient := newWebFetcher(withPolicy(allowOnly(allowed.addr())), withLimits(1<<20, 2*time.Second))
+	lenient := webfetch.New(webfetch.WithPolicy(allowOnly(allowed.addr())), webfetch.WithLimits(1<<20, 2*time.Second))
 	for _, tc := range []struct {
 		name string
-		f    *webFetcher
+		f    *webfetch.Fetcher
 		url  string
 		want string
 	}{
-		{"a loopback server", newWebFetcher(), private.URL, "Refused: reading " + private.Listener.Addr().String() + " would connect to 127.0.0.1, which is a loopback address"},
-		{"localhost", newWebFetcher(), fmt.Sprintf("http://localhost:%d/", private.addr().Port()), "which is a loopback address"},
-		{"a public-looking name that resolves to loopback", newWebFetcher(withResolver(fakeDNS(t, netip.MustParseAddr("127.0.0.1")))),
+		{"a loopback server", webfetch.New(), private.URL, "Refused: reading " + private.Listener.Addr().String() + " would connect to 127.0.0.1, which is a loopback address"},
+		{"localhost", webfetch.New(), fmt.Sprintf("http://localhost:%d/", private.addr().Port()), "which is a loopback address"},
+		{"a public-looking name that resolves to loopback", webfetch.New(webfetch.WithResolver(fakeDNS(t, netip.MustParseAddr("127.0.0.1")))),
 			fmt.Sprintf("http://news.example-public.com:%d/", private.addr().Port()), "Refused: reading news.example-public.com:"},
 		{"a redirect to a private address", lenient, allowed.URL + "/to-private", "Refused: reading " + private.Listener.Addr().String() + " would connect to 127.0.0.1"},
 		{"a redirect to an IPv4-mapped address", lenient, allowed.URL + "/to-mapped", "which is a loopback address"},
@@ -166,7 +168,7 @@ func TestReadWebPageRefuses(t *testing.T) {
 		{"too large, no length given", lenient, allowed.URL + "/big-chunked", "larger than 1 MB"},
 		{"not a page", lenient, allowed.URL + "/png", "serves image/png, which this tool does not read"},
 		{"not found", lenient, allowed.URL + "/gone", "answered 404 Not Found"},
-		{"too slow", newWebFetcher(withPolicy(allowOnly(allowed.addr())), withLimits(1<<20, 300*time.Millisecond)), allowed.URL + "/slow", "did not answer within 300ms"},
+		{"too slow", webfetch.New(webfetch.WithPolicy(allowOnly(allowed.addr())), webfetch.WithLimits(1<<20, 300*time.Millisecond)), allowed.URL + "/slow", "did not answer within 300ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := readPage(t, tc.f, tc.url)
@@ -180,7 +182,7 @@ func TestReadWebPageRefuses(t *testing.T) {
 	}
 
 	// The fake resolver does lead to the server: allowed, the same name reads it.
-	ok := newWebFetcher(withPolicy(allowOnly(private.addr())), withResolver(fakeDNS(t, netip.MustParseAddr("127.0.0.1"))))
+	ok := webfetch.New(webfetch.WithPolicy(allowOnly(private.addr())), webfetch.WithResolver(fakeDNS(t, netip.MustParseAddr("127.0.0.1"))))
 	r, err := readPage(t, ok, fmt.Sprintf("http://news.example-public.com:%d/", private.addr().Port()))
 	if err != nil || !strings.Contains(r.Data.(map[string]any)["markdown"].(string), "secret router page") {
 		t.Fatalf("through the fake resolver: %+v, %v", r, err)
@@ -220,7 +222,7 @@ func TestReadWebPageMarkdown(t *testing.T) {
 			fmt.Fprint(w, long)
 		}
 	})
-	f := newWebFetcher(withPolicy(allowOnly(srv.addr())))
+	f := webfetch.New(webfetch.WithPolicy(allowOnly(srv.addr())))
 	host := srv.Listener.Addr().String()
 	for _, tc := range []struct {
 		path, summary string

@@ -1,29 +1,29 @@
-package assistant
+package webfetch
 
 import (
 	"fmt"
 	"net/netip"
 )
 
-// addrPolicy decides whether hub_read_web_page may connect to an address. It is asked at connect
+// Policy decides whether a Fetcher may connect to an address. It is asked at connect
 // time with the address the name resolved to, so a public-looking name that resolves to a private
 // address, and every redirect, is judged by where the connection would really go.
-type addrPolicy func(netip.AddrPort) error
+type Policy func(netip.AddrPort) error
 
-// blockedError is an address the policy refused, with the kind of network it is on.
-type blockedError struct {
-	addr netip.Addr
-	why  string
+// BlockedError is an address the policy refused, with the kind of network it is on.
+type BlockedError struct {
+	Addr netip.Addr
+	Why  string // "a loopback address (this computer)"
 }
 
-func (e *blockedError) Error() string { return fmt.Sprintf("%s is %s", e.addr, e.why) }
+func (e *BlockedError) Error() string { return fmt.Sprintf("%s is %s", e.Addr, e.Why) }
 
-// publicOnly refuses every address that is not on the public internet: a page reached there could
+// PublicOnly refuses every address that is not on the public internet: a page reached there could
 // be this computer's own services, the home network's router or a cloud metadata endpoint, which
 // the model must not be able to read or poke.
-func publicOnly(ap netip.AddrPort) error {
+func PublicOnly(ap netip.AddrPort) error {
 	if why := nonPublic(ap.Addr()); why != "" {
-		return &blockedError{addr: ap.Addr(), why: why}
+		return &BlockedError{Addr: ap.Addr(), Why: why}
 	}
 	return nil
 }

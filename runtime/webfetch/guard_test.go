@@ -1,4 +1,4 @@
-package assistant
+package webfetch
 
 import (
 	"net/netip"
@@ -41,7 +41,7 @@ func TestPublicOnly(t *testing.T) {
 		{"64:ff9b::808:808", ""},         // NAT64 of 8.8.8.8
 	} {
 		t.Run(tc.addr, func(t *testing.T) {
-			err := publicOnly(netip.AddrPortFrom(netip.MustParseAddr(tc.addr), 443))
+			err := PublicOnly(netip.AddrPortFrom(netip.MustParseAddr(tc.addr), 443))
 			switch {
 			case tc.why == "" && err != nil:
 				t.Errorf("refused: %v", err)
