@@ -33,12 +33,13 @@ func TestImportRules(t *testing.T) {
 			"the bridge process (ensemble mcp) never opens the database: it reaches the runtime over HTTP"},
 		{"./runtime/judge", []string{module + "/"}, "the judge is a pure function of the call and the settings"},
 		{"./runtime/webfetch", []string{module + "/"}, "reading a web page is one idea, used by the assistant, nodes and the browser broker alike"},
+		{"./runtime/problem", []string{module + "/"}, "every domain package returns its problems, so it sits below them all"},
 	}
 	for _, goos := range []string{"linux", "darwin", "windows"} {
 		for _, r := range rules {
 			for pkg, deps := range depsOf(t, goos, r.pkgs) {
 				for _, d := range deps {
-					if d == pkg || strings.HasPrefix(d, pkg+"/") && (r.pkgs == "./runtime/judge" || r.pkgs == "./runtime/webfetch") {
+					if d == pkg || strings.HasPrefix(d, pkg+"/") && (r.pkgs == "./runtime/judge" || r.pkgs == "./runtime/webfetch" || r.pkgs == "./runtime/problem") {
 						continue
 					}
 					for _, b := range r.banned {

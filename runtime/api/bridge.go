@@ -230,27 +230,11 @@ func (s *Server) keyed(next func(http.ResponseWriter, *http.Request, workspace.C
 	})
 }
 
-// bridgeAnswer is answer that also knows the bridge's and the keys' refusals.
+// bridgeAnswer answers v as JSON, or the bridge's and the keys' refusals as writeErr does.
 func (s *Server) bridgeAnswer(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
-	var (
-		ref *workspace.Refusal
-		inv *keys.InvalidError
-		nf  *keys.NotFoundError
-	)
-	switch {
-	case err == nil:
-		writeJSON(w, status, v)
-	case errors.As(err, &ref):
-		body := map[string]any{"error": ref.Msg}
-		for k, x := range ref.Extra {
-			body[k] = x
-		}
-		writeJSON(w, ref.Status, body)
-	case errors.As(err, &inv):
-		writeError(w, http.StatusBadRequest, inv.Msg)
-	case errors.As(err, &nf):
-		writeError(w, http.StatusNotFound, nf.Error())
-	default:
+	if err != nil {
 		s.writeErr(w, r, err)
+		return
 	}
+	writeJSON(w, status, v)
 }

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/ensemblework/ensemble/runtime/store"
 	"sync"
 	"time"
+
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // browserSessions are the browsers signed in. Those the person chose to keep ("Stay signed in")
@@ -44,19 +46,15 @@ func (b *browserSessions) start(ctx context.Context, s *Server, port int, kept b
 		b.mu.Unlock()
 		return id, secret, nil
 	}
-	tx, err := s.store.Writer().BeginTx(ctx, nil)
+	err = s.write(ctx, func(t *ledger.Tx) error {
+		if _, err := t.ExecContext(ctx, "DELETE FROM browser_sessions WHERE expires_at < ?", store.Stamp(now)); err != nil {
+			return err
+		}
+		_, err := t.ExecContext(ctx, "INSERT INTO browser_sessions (id, hash, port, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+			id, hashText(secret), port, store.Stamp(now), store.Stamp(sess.expires))
+		return err
+	})
 	if err != nil {
-		return "", "", fmt.Errorf("save browser session: %w", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, "DELETE FROM browser_sessions WHERE expires_at < ?", store.Stamp(now)); err != nil {
-		return "", "", fmt.Errorf("save browser session: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO browser_sessions (id, hash, port, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-		id, hashText(secret), port, store.Stamp(now), store.Stamp(sess.expires)); err != nil {
-		return "", "", fmt.Errorf("save browser session: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
 		return "", "", fmt.Errorf("save browser session: %w", err)
 	}
 	return id, secret, nil
@@ -91,7 +89,10 @@ func (b *browserSessions) end(ctx context.Context, s *Server, secret string) err
 	b.mu.Lock()
 	delete(b.live, h)
 	b.mu.Unlock()
-	if _, err := s.store.Writer().ExecContext(ctx, "DELETE FROM browser_sessions WHERE hash = ?", h); err != nil {
+	if err := s.write(ctx, func(t *ledger.Tx) error {
+		_, err := t.ExecContext(ctx, "DELETE FROM browser_sessions WHERE hash = ?", h)
+		return err
+	}); err != nil {
 		return fmt.Errorf("end browser session: %w", err)
 	}
 	return nil

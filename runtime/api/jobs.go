@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"mime"
 	"net/http"
 	"path"
@@ -10,7 +9,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
-	"github.com/ensemblework/ensemble/runtime/profiles"
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // mountJobs adds the routes of runs (jobs):
@@ -64,9 +63,9 @@ func (s *Server) assign(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		p, err := s.opts.Profiles.Find(r.Context(), body.Profile)
-		var nf *profiles.NotFoundError
-		if errors.As(err, &nf) {
-			writeError(w, http.StatusBadRequest, nf.Error())
+		if problem.Is(err, problem.KindNotFound) {
+			// A profile named in the body that is not there is input to correct, not a missing page.
+			writeError(w, http.StatusBadRequest, problem.Sentence(err))
 			return
 		}
 		if err != nil {
@@ -119,25 +118,11 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 
 // answerJob answers with a job, or with the status and sentence a jobs error calls for.
 func (s *Server) answerJob(w http.ResponseWriter, r *http.Request, status int, j jobs.Job, err error) {
-	var (
-		inv *jobs.InvalidError
-		nf  *jobs.NotFoundError
-		cf  *jobs.ConflictError
-	)
-	switch {
-	case err == nil:
-		writeJSON(w, status, j)
-	case errors.As(err, &inv):
-		writeError(w, http.StatusBadRequest, inv.Msg)
-	case errors.As(err, &nf):
-		writeError(w, http.StatusNotFound, nf.Error())
-	case errors.As(err, &cf):
-		writeError(w, http.StatusConflict, cf.Msg)
-	case strings.HasPrefix(err.Error(), "There is no task"):
-		writeError(w, http.StatusBadRequest, err.Error())
-	default:
+	if err != nil {
 		s.writeErr(w, r, err)
+		return
 	}
+	writeJSON(w, status, j)
 }
 
 // jobEvidence sends a file a run attached. It is served as a download of its own type only where

@@ -6,8 +6,9 @@ import (
 	"net/http"
 
 	"github.com/ensemblework/ensemble/runtime/assistant"
+	"github.com/ensemblework/ensemble/runtime/bridge/workspace"
 	"github.com/ensemblework/ensemble/runtime/httpin"
-	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
 )
 
@@ -44,42 +45,54 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return httpin.Decode(raw, v)
 }
 
-// writeErr answers with the status and sentence err calls for.
+// writeErr answers with the status and sentence err calls for: a request httpin refused, an Apply's
+// receipts, a bridge refusal, a refused task move with the moves allowed, or any other problem by
+// its kind (statusOf). Anything else is a failure inside Ensemble.
 func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	var (
 		re  *httpin.Error
-		inv *records.InvalidError
-		nf  *records.NotFoundError
-		mv  *records.MoveError
-		cf  *ledger.ConflictError
-		ai  *assistant.InputError
-		anf *assistant.NotFoundError
-		acf *assistant.ConflictError
 		ae  *assistant.ApplyError
+		ref *workspace.Refusal
+		mv  *records.MoveError
 	)
 	switch {
 	case errors.As(err, &re):
 		writeError(w, re.Status, re.Msg)
-	case errors.As(err, &ai):
-		writeError(w, http.StatusBadRequest, ai.Msg)
-	case errors.As(err, &anf):
-		writeError(w, http.StatusNotFound, anf.Error())
-	case errors.As(err, &acf):
-		writeError(w, http.StatusConflict, acf.Msg)
 	case errors.As(err, &ae):
 		// The receipts say which call failed and which were not attempted.
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": ae.Msg, "tools": ae.Tools})
-	case errors.As(err, &inv):
-		writeError(w, http.StatusBadRequest, inv.Msg)
-	case errors.As(err, &nf):
-		writeError(w, http.StatusNotFound, nf.Error())
+	case errors.As(err, &ref):
+		body := map[string]any{"error": ref.Msg}
+		for k, x := range ref.Extra {
+			body[k] = x
+		}
+		writeJSON(w, ref.Status, body)
 	case errors.As(err, &mv):
 		writeJSON(w, http.StatusConflict, errorBody{Error: mv.Error(), Allowed: mv.Allowed})
-	case errors.As(err, &cf), errors.Is(err, ledger.ErrNothing):
-		writeError(w, http.StatusConflict, err.Error())
+	case problem.KindOf(err) != problem.KindNone:
+		writeError(w, statusOf(problem.KindOf(err)), problem.Sentence(err))
 	default:
 		s.fail(w, r, err)
 	}
+}
+
+// statusOf is the HTTP status for a problem of kind k: the one place a kind becomes a status.
+func statusOf(k problem.Kind) int {
+	switch k {
+	case problem.KindInvalid:
+		return http.StatusBadRequest
+	case problem.KindNotFound:
+		return http.StatusNotFound
+	case problem.KindConflict:
+		return http.StatusConflict
+	case problem.KindForbidden:
+		return http.StatusForbidden
+	case problem.KindTooMany:
+		return http.StatusTooManyRequests
+	case problem.KindUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
 }
 
 // fail answers 500 and logs the cause, which the person does not need to see.

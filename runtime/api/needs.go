@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -41,7 +40,7 @@ func (s *Server) listNeeds(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getNeed(w http.ResponseWriter, r *http.Request) {
 	d, err := s.opts.Needs.Get(r.Context(), r.PathValue("id"))
-	s.answerNeeds(w, r, d, err)
+	s.answer(w, r, http.StatusOK, d, err)
 }
 
 // answerBody is an answer: the index of an option, or typed text.
@@ -74,7 +73,7 @@ func (s *Server) answerNeed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d, err := s.opts.Needs.Answer(r.Context(), r.PathValue("id"), a, s.answerer(r))
-	s.answerNeeds(w, r, d, err)
+	s.answer(w, r, http.StatusOK, d, err)
 }
 
 // answerer names the client a request comes through, for "answered by", in the order authenticate
@@ -88,24 +87,4 @@ func (s *Server) answerer(r *http.Request) string {
 		return needs.ByPhone
 	}
 	return needs.ByBrowser
-}
-
-func (s *Server) answerNeeds(w http.ResponseWriter, r *http.Request, d needs.Decision, err error) {
-	var (
-		inv *needs.InvalidError
-		nf  *needs.NotFoundError
-		se  *needs.SettledError
-	)
-	switch {
-	case err == nil:
-		writeJSON(w, http.StatusOK, d)
-	case errors.As(err, &inv):
-		writeError(w, http.StatusBadRequest, inv.Msg)
-	case errors.As(err, &nf):
-		writeError(w, http.StatusNotFound, nf.Error())
-	case errors.As(err, &se):
-		writeError(w, http.StatusConflict, se.Error())
-	default:
-		s.writeErr(w, r, err)
-	}
 }

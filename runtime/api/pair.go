@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/store"
 	"net/http"
 	"strings"
@@ -220,9 +221,11 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
 	token := randomText(32)
 	id := "phone_" + randomText(9)
 	now := s.now().UTC()
-	if _, err := s.store.Writer().ExecContext(r.Context(),
-		"INSERT INTO paired_devices (id, name, hash, created_at) VALUES (?, ?, ?, ?)",
-		id, name, hashText(token), store.Stamp(now)); err != nil {
+	if err := s.write(r.Context(), func(t *ledger.Tx) error {
+		_, err := t.ExecContext(t.Context(), "INSERT INTO paired_devices (id, name, hash, created_at) VALUES (?, ?, ?, ?)",
+			id, name, hashText(token), store.Stamp(now))
+		return err
+	}); err != nil {
 		s.fail(w, r, fmt.Errorf("save paired device: %w", err))
 		return
 	}
@@ -265,7 +268,10 @@ func (s *Server) validDevice(ctx context.Context, token string) (string, error) 
 	}
 	now := s.now().UTC()
 	if t, perr := store.ParseTime(seen.String); !seen.Valid || perr != nil || now.Sub(t) > lastSeenEvery {
-		if _, err := s.store.Writer().ExecContext(ctx, "UPDATE paired_devices SET last_seen_at = ? WHERE id = ?", store.Stamp(now), id); err != nil {
+		if err := s.write(ctx, func(t *ledger.Tx) error {
+			_, err := t.ExecContext(t.Context(), "UPDATE paired_devices SET last_seen_at = ? WHERE id = ?", store.Stamp(now), id)
+			return err
+		}); err != nil {
 			s.log.Warn("note paired device seen", "err", err)
 		}
 	}
@@ -314,12 +320,19 @@ func (s *Server) listDevices(w http.ResponseWriter, r *http.Request) {
 // answer.
 func (s *Server) revokeDevice(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	res, err := s.store.Writer().ExecContext(r.Context(), "DELETE FROM paired_devices WHERE id = ?", id)
+	var n int64
+	err := s.write(r.Context(), func(t *ledger.Tx) error {
+		res, err := t.ExecContext(t.Context(), "DELETE FROM paired_devices WHERE id = ?", id)
+		if err == nil {
+			n, _ = res.RowsAffected()
+		}
+		return err
+	})
 	if err != nil {
 		s.fail(w, r, fmt.Errorf("revoke paired device: %w", err))
 		return
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if n == 0 {
 		writeError(w, http.StatusNotFound, "There is no paired phone with that id; `ensemble pair list` shows them.")
 		return
 	}
@@ -334,7 +347,10 @@ func (s *Server) signOutAll(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := s.store.Writer().ExecContext(ctx, "DELETE FROM paired_devices"); err != nil {
+	if err := s.write(ctx, func(t *ledger.Tx) error {
+		_, err := t.ExecContext(t.Context(), "DELETE FROM paired_devices")
+		return err
+	}); err != nil {
 		return 0, fmt.Errorf("sign phones out: %w", err)
 	}
 	ids := make([]string, len(ds))

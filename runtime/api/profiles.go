@@ -2,10 +2,8 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
-	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/profiles"
 )
 
@@ -42,7 +40,7 @@ func (s *Server) createProfile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := s.opts.Profiles.Create(r.Context(), in)
-	s.answerProfile(w, r, http.StatusCreated, p, err)
+	s.answer(w, r, http.StatusCreated, p, err)
 }
 
 func (s *Server) updateProfile(w http.ResponseWriter, r *http.Request) {
@@ -52,12 +50,12 @@ func (s *Server) updateProfile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := s.opts.Profiles.Update(r.Context(), r.PathValue("id"), in)
-	s.answerProfile(w, r, http.StatusOK, p, err)
+	s.answer(w, r, http.StatusOK, p, err)
 }
 
 func (s *Server) deleteProfile(w http.ResponseWriter, r *http.Request) {
 	err := s.opts.Profiles.Delete(r.Context(), r.PathValue("id"))
-	s.answerProfile(w, r, http.StatusNoContent, nil, err)
+	s.answer(w, r, http.StatusNoContent, nil, err)
 }
 
 func (s *Server) starProfile(on bool) http.HandlerFunc {
@@ -67,33 +65,6 @@ func (s *Server) starProfile(on bool) http.HandlerFunc {
 			act = s.opts.Profiles.Unstar
 		}
 		p, err := act(r.Context(), r.PathValue("id"))
-		s.answerProfile(w, r, http.StatusOK, p, err)
-	}
-}
-
-// answerProfile answers v, or the status and sentence a profiles error calls for. The settings'
-// own sentence (a jobs.InvalidError from Resolve, or an unknown agent) is a 400 too.
-func (s *Server) answerProfile(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
-	var (
-		inv  *profiles.InvalidError
-		jinv *jobs.InvalidError
-		nf   *profiles.NotFoundError
-		cf   *profiles.ConflictError
-	)
-	switch {
-	case err == nil && v == nil:
-		w.WriteHeader(status)
-	case err == nil:
-		writeJSON(w, status, v)
-	case errors.As(err, &inv):
-		writeError(w, http.StatusBadRequest, inv.Msg)
-	case errors.As(err, &jinv):
-		writeError(w, http.StatusBadRequest, jinv.Msg)
-	case errors.As(err, &nf):
-		writeError(w, http.StatusNotFound, nf.Error())
-	case errors.As(err, &cf):
-		writeError(w, http.StatusConflict, cf.Msg)
-	default:
-		s.writeErr(w, r, err)
+		s.answer(w, r, http.StatusOK, p, err)
 	}
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/secrets"
 )
 
@@ -142,7 +142,7 @@ func (s *Server) removeProviderKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err := s.opts.Secrets.Remove(r.Context(), secrets.ProviderName(id))
-	if errors.As(err, new(*secrets.NotFoundError)) {
+	if problem.Is(err, problem.KindNotFound) {
 		err = nil // nothing saved is what was asked for
 	}
 	s.secretAnswer(w, r, err)
@@ -175,21 +175,12 @@ func (s *Server) removeSecret(w http.ResponseWriter, r *http.Request) {
 
 // secretAnswer answers 204, or the refusal's status and sentence.
 func (s *Server) secretAnswer(w http.ResponseWriter, r *http.Request, err error) {
-	var (
-		inv *secrets.InvalidError
-		nf  *secrets.NotFoundError
-	)
-	switch {
-	case err == nil:
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusNoContent)
-	case errors.As(err, &inv):
-		writeError(w, http.StatusBadRequest, inv.Msg)
-	case errors.As(err, &nf):
-		writeError(w, http.StatusNotFound, nf.Error())
-	default:
+	if err != nil {
 		s.writeErr(w, r, err)
+		return
 	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // clipText shortens what a person sent for quoting it back.

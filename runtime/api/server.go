@@ -10,6 +10,7 @@
 package api
 
 import (
+	"context"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -98,6 +99,13 @@ func New(opts Options, log *slog.Logger, st *store.Store, bus *events.Bus, rec *
 		s.relay.Store(&opts.Relay)
 	}
 	return s
+}
+
+// write runs fn in a write transaction through the ledger, as every write to the database goes:
+// one writer at a time, so a pairing or a kept sign-in never races a record change for the
+// database's write lock.
+func (s *Server) write(ctx context.Context, fn func(*ledger.Tx) error) error {
+	return s.records.Ledger().Exec(ctx, fn)
 }
 
 // person is the actor of every write made through the API with the launch token or a browser session.

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -35,7 +34,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := s.opts.Sessions.List(r.Context(), f)
 	if err != nil {
-		s.answerSession(w, r, 0, nil, err)
+		s.answer(w, r, 0, nil, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sessions": list})
@@ -43,27 +42,10 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 	d, err := s.opts.Sessions.Get(r.Context(), r.PathValue("id"))
-	s.answerSession(w, r, http.StatusOK, d, err)
+	s.answer(w, r, http.StatusOK, d, err)
 }
 
 func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 	ss, err := s.opts.Sessions.Delete(r.Context(), r.PathValue("id"), person)
-	s.answerSession(w, r, http.StatusOK, ss, err)
-}
-
-func (s *Server) answerSession(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
-	var (
-		nf *sessions.NotFoundError
-		cf *sessions.ConflictError
-	)
-	switch {
-	case err == nil:
-		writeJSON(w, status, v)
-	case errors.As(err, &nf):
-		writeError(w, http.StatusNotFound, nf.Error())
-	case errors.As(err, &cf):
-		writeError(w, http.StatusConflict, cf.Msg)
-	default:
-		s.writeErr(w, r, err)
-	}
+	s.answer(w, r, http.StatusOK, ss, err)
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/ensemblework/ensemble/runtime/assistant"
@@ -22,12 +21,12 @@ func (s *Server) mountSkills(api func(string, http.HandlerFunc)) {
 
 func (s *Server) listSkills(w http.ResponseWriter, r *http.Request) {
 	sks, err := s.opts.Assistant.Skills(r.Context())
-	s.answerSkill(w, r, http.StatusOK, map[string]any{"skills": sks}, err)
+	s.answer(w, r, http.StatusOK, map[string]any{"skills": sks}, err)
 }
 
 func (s *Server) getSkill(w http.ResponseWriter, r *http.Request) {
 	sk, err := s.opts.Assistant.Skill(r.Context(), r.PathValue("name"))
-	s.answerSkill(w, r, http.StatusOK, sk, err)
+	s.answer(w, r, http.StatusOK, sk, err)
 }
 
 func (s *Server) putSkill(w http.ResponseWriter, r *http.Request) {
@@ -37,20 +36,10 @@ func (s *Server) putSkill(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sk, err := s.opts.Assistant.PutSkill(r.Context(), r.PathValue("name"), in)
-	s.answerSkill(w, r, http.StatusOK, sk, err)
+	s.answer(w, r, http.StatusOK, sk, err)
 }
 
 func (s *Server) deleteSkill(w http.ResponseWriter, r *http.Request) {
 	err := s.opts.Assistant.DeleteSkill(r.Context(), r.PathValue("name"))
-	s.answerSkill(w, r, http.StatusNoContent, nil, err)
-}
-
-// answerSkill answers v, or a missing skill as 404 and any other error as writeErr does.
-func (s *Server) answerSkill(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
-	var nf *assistant.SkillNotFoundError
-	if errors.As(err, &nf) {
-		writeError(w, http.StatusNotFound, nf.Error())
-		return
-	}
-	s.answer(w, r, status, v, err)
+	s.answer(w, r, http.StatusNoContent, nil, err)
 }

@@ -88,18 +88,16 @@ func (s *Server) startTerminal(w http.ResponseWriter, r *http.Request) {
 		o.Command = cmd
 	}
 	t, err := s.opts.Terminals.Start(o)
-	var fe *terminal.FolderError
 	switch {
 	case err == nil:
 		writeJSON(w, http.StatusCreated, t.Info())
-	case errors.As(err, &fe):
-		writeError(w, http.StatusBadRequest, fe.Msg)
 	case errors.Is(err, terminal.ErrTooMany):
 		writeError(w, http.StatusConflict, "Too many terminals are open; close one first.")
 	case errors.Is(err, terminal.ErrUnsupported):
 		writeError(w, http.StatusNotImplemented, "Terminals are not supported on Windows yet.")
 	default:
-		s.fail(w, r, err)
+		s.writeErr(w, r, err) // a folder it cannot start in is a 400
+
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // writeAreas are the areas whose writes the person can allow or not (spec 000 §7: allowed write
@@ -72,7 +74,7 @@ func checkAreas(in []string) ([]string, error) {
 	}
 	for _, a := range in {
 		if !slices.Contains(writeAreas, a) {
-			return nil, &InputError{fmt.Sprintf("Write area %q is not one of %s.", a, strings.Join(writeAreas, ", "))}
+			return nil, problem.Invalid("Write area %q is not one of %s.", a, strings.Join(writeAreas, ", "))
 		}
 	}
 	return out, nil

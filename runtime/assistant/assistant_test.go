@@ -3,7 +3,6 @@ package assistant
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
@@ -302,8 +302,7 @@ func TestBaseURLStaysOnThisComputer(t *testing.T) {
 		{"http://localhost:1234/v1", true},
 	} {
 		_, err := f.svc.Turn(context.Background(), TurnRequest{Text: "hi", Provider: "openai", Model: "m", BaseURL: tc.base}, nil)
-		var ie *InputError
-		if refused := errors.As(err, &ie) && strings.Contains(err.Error(), "on this computer"); refused == tc.ok {
+		if refused := problem.Is(err, problem.KindInvalid) && strings.Contains(err.Error(), "on this computer"); refused == tc.ok {
 			t.Errorf("base URL %s: err %v, want allowed=%v", tc.base, err, tc.ok)
 		}
 	}

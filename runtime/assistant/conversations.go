@@ -14,6 +14,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -63,17 +64,8 @@ type Message struct {
 	history string // what the model is sent in later turns, when it differs from Text
 }
 
-// NotFoundError is an unknown conversation.
-type NotFoundError struct{ ID string }
-
-func (e *NotFoundError) Error() string {
-	return "There is no such conversation; it may have been deleted."
-}
-
-// ConflictError is a conversation that cannot do what was asked now (it is answering, or it is not).
-type ConflictError struct{ Msg string }
-
-func (e *ConflictError) Error() string { return e.Msg }
+// errNoConversation is an unknown conversation.
+var errNoConversation = problem.NotFound("There is no such conversation; it may have been deleted.")
 
 // titleLength is the most characters of the first message a conversation's title keeps.
 const titleLength = 80
@@ -111,7 +103,7 @@ func (s *Service) open(ctx context.Context, id string, isNew bool, text string) 
 				return fmt.Errorf("assistant: open conversation %s: %w", id, err)
 			}
 			if n, _ := res.RowsAffected(); n == 0 {
-				return &NotFoundError{ID: id}
+				return errNoConversation
 			}
 			msgs, err := readMessages(t.Context(), t, id, historyWindow)
 			if err != nil {
@@ -270,14 +262,14 @@ func (s *Service) List(ctx context.Context, limit int) ([]Summary, error) {
 	return out, nil
 }
 
-// Conversation returns one conversation with every message, or a [*NotFoundError].
+// Conversation returns one conversation with every message, or a not-found problem.
 func (s *Service) Conversation(ctx context.Context, id string) (Conversation, error) {
 	db := s.cfg.Store.Reader()
 	c := Conversation{ID: id}
 	var at string
 	err := db.QueryRowContext(ctx, "SELECT title, updated_at FROM assistant_conversations WHERE id = ?", id).Scan(&c.Title, &at)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Conversation{}, &NotFoundError{ID: id}
+		return Conversation{}, errNoConversation
 	}
 	if err != nil {
 		return Conversation{}, fmt.Errorf("assistant: read conversation %s: %w", id, err)
@@ -299,8 +291,7 @@ func (s *Service) Conversation(ctx context.Context, id string) (Conversation, er
 // Delete stops the conversation's running turn, if any, then deletes it with its messages.
 func (s *Service) Delete(ctx context.Context, id string) error {
 	if err := s.Stop(ctx, id); err != nil {
-		var cf *ConflictError
-		if !errors.As(err, &cf) {
+		if !problem.Is(err, problem.KindConflict) {
 			return err
 		}
 	}
@@ -310,7 +301,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 			return fmt.Errorf("assistant: delete conversation %s: %w", id, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return &NotFoundError{ID: id}
+			return errNoConversation
 		}
 		return t.Emit(KindConversation, id, ConversationChange{ID: id, Change: "deleted"})
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
@@ -161,8 +162,7 @@ func TestStopKeepsWhatWasStreamed(t *testing.T) {
 	if err != nil || !c.Busy || len(c.Messages) != 1 || c.Messages[0].Text != "tell me everything" {
 		t.Fatalf("mid-turn %+v %v", c, err)
 	}
-	var cf *ConflictError
-	if _, err := ask(t, e.svc, id, "and?"); !errors.As(err, &cf) {
+	if _, err := ask(t, e.svc, id, "and?"); !problem.Is(err, problem.KindConflict) {
 		t.Fatalf("a second turn while answering: %v", err)
 	}
 	if err := e.svc.Stop(ctx, id); err != nil {
@@ -177,11 +177,10 @@ func TestStopKeepsWhatWasStreamed(t *testing.T) {
 	if c.Busy || len(c.Messages) != 2 || !last.Stopped || last.Error || last.Text != "Half an ans" {
 		t.Fatalf("after Stop %+v", c)
 	}
-	if err := e.svc.Stop(ctx, id); !errors.As(err, &cf) {
+	if err := e.svc.Stop(ctx, id); !problem.Is(err, problem.KindConflict) {
 		t.Fatalf("Stop with nothing running: %v", err)
 	}
-	var nf *NotFoundError
-	if err := e.svc.Stop(ctx, "cnv_nope"); !errors.As(err, &nf) {
+	if err := e.svc.Stop(ctx, "cnv_nope"); !problem.Is(err, problem.KindNotFound) {
 		t.Fatalf("Stop of an unknown conversation: %v", err)
 	}
 	// The stopped reply is history: the model sees what it had said.
@@ -247,15 +246,14 @@ func TestDeleteStopsAndForgets(t *testing.T) {
 	if err := <-done; !errors.Is(err, ErrStopped) {
 		t.Fatalf("the deleted conversation's turn ended with %v", err)
 	}
-	var nf *NotFoundError
 	for _, id := range []string{busy, r.ConversationID} {
-		if _, err := e.svc.Conversation(ctx, id); !errors.As(err, &nf) {
+		if _, err := e.svc.Conversation(ctx, id); !problem.Is(err, problem.KindNotFound) {
 			t.Fatalf("conversation %s after delete: %v", id, err)
 		}
-		if err := e.svc.Delete(ctx, id); !errors.As(err, &nf) {
+		if err := e.svc.Delete(ctx, id); !problem.Is(err, problem.KindNotFound) {
 			t.Fatalf("second delete of %s: %v", id, err)
 		}
-		if _, err := ask(t, e.svc, id, "still there?"); !errors.As(err, &nf) {
+		if _, err := ask(t, e.svc, id, "still there?"); !problem.Is(err, problem.KindNotFound) {
 			t.Fatalf("a turn in deleted %s: %v", id, err)
 		}
 	}
@@ -293,8 +291,7 @@ func TestSettings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.change.apply(DefaultSettings())
 			if tc.err != "" {
-				var ie *InputError
-				if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.err) {
+				if !problem.Is(err, problem.KindInvalid) || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want %q", err, tc.err)
 				}
 				return

@@ -2,12 +2,12 @@ package assistant
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ensemblework/ensemble/engines/enginetest"
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // An effort the model does not take is refused before anything reaches the model server.
@@ -22,8 +22,7 @@ func TestTurnRefusesEffortBeforeSpending(t *testing.T) {
 		{"some-local-model", "low", "Ensemble does not know which effort levels some-local-model takes"},
 	} {
 		_, err := e.svc.Turn(ctx, TurnRequest{Text: "hi", Model: tc.model, Effort: tc.effort}, nil)
-		var ie *InputError
-		if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
+		if !problem.Is(err, problem.KindInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Fatalf("%s %s: err %v, want %q", tc.model, tc.effort, err, tc.want)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
@@ -184,13 +185,22 @@ func (s *Service) proposals(ctx context.Context, convID string, ids []string) ([
 			return nil, err
 		}
 		if len(ps) == 0 || (convID != "" && ps[0].conv != convID) {
-			return nil, &InputError{"There is no such proposal in this conversation; it may have been deleted with it."}
+			return nil, problem.Invalid("There is no such proposal in this conversation; it may have been deleted with it.")
 		}
 		convID = ps[0].conv // one Apply, one conversation
 		out = append(out, ps...)
 	}
 	return out, nil
 }
+
+// heldConflict is a held write already decided (applied, discarded, or answered on Needs me): Apply
+// and Discard return it as it is, without marking the write failed.
+type heldConflict struct{ msg string }
+
+func (e *heldConflict) Error() string { return e.msg }
+
+// Kind makes a decided write a conflict: its state no longer takes the action.
+func (e *heldConflict) Kind() problem.Kind { return problem.KindConflict }
 
 // ApplyError is an Apply that failed, with the receipts that say why: the calls that landed before
 // it (only outside writes run after others landed), the call that failed and the ones not
@@ -222,17 +232,17 @@ func (s *Service) apply(ctx context.Context, convID string, ids []string, way vi
 		return nil, err
 	}
 	if len(ps) == 0 {
-		return nil, &InputError{"Nothing here waits for Apply."}
+		return nil, problem.Invalid("Nothing here waits for Apply.")
 	}
 	for _, p := range ps {
 		if msg := s.decidedElsewhere(ctx, p); msg != "" && way == viaChat {
-			return nil, &ConflictError{msg}
+			return nil, &heldConflict{msg}
 		}
 		switch p.status {
 		case applied:
-			return nil, &ConflictError{alreadyApplied(p)}
+			return nil, &heldConflict{alreadyApplied(p)}
 		case discarded:
-			return nil, &ConflictError{wasDiscarded(p)}
+			return nil, &heldConflict{wasDiscarded(p)}
 		}
 	}
 	var settled []*needs.Decision // the cards this Apply answered, woken once it commits
@@ -320,7 +330,7 @@ func markApplied(tx *ledger.Tx, p proposal, res Result, way via) (*needs.Decisio
 		return nil, fmt.Errorf("assistant: mark %s applied: %w", p.id, err)
 	}
 	if n, _ := done.RowsAffected(); n == 0 {
-		return nil, &ConflictError{alreadySettled(p)}
+		return nil, &heldConflict{alreadySettled(p)}
 	}
 	return d, workflowApplied(tx, p, res)
 }
@@ -400,7 +410,7 @@ func (s *Service) applyOutside(ctx context.Context, p proposal, way via) (Result
 // applyFailed records why an Apply failed and returns the receipts: those in landed applied, the
 // one at bad failed, the rest still waiting.
 func (s *Service) applyFailed(ctx context.Context, ps []proposal, landed []*Result, bad int, cause error) error {
-	var ce *ConflictError
+	var ce *heldConflict
 	if errors.As(cause, &ce) || bad < 0 {
 		return cause
 	}
@@ -454,7 +464,7 @@ func (s *Service) discard(ctx context.Context, id string, way via) error {
 	}
 	p := ps[0]
 	if msg := s.decidedElsewhere(ctx, p); msg != "" && way == viaChat {
-		return &ConflictError{msg}
+		return &heldConflict{msg}
 	}
 	var changed int64
 	var answered *needs.Decision
@@ -472,14 +482,14 @@ func (s *Service) discard(ctx context.Context, id string, way via) error {
 		}
 		return tx.Emit(KindConversation, p.conv, ConversationChange{ID: p.conv, Change: "message"})
 	})
-	var ce *ConflictError
+	var ce *heldConflict
 	switch {
 	case errors.As(err, &ce):
 		return err
 	case err != nil:
 		return fmt.Errorf("assistant: discard: %w", err)
 	case changed == 0:
-		return &ConflictError{alreadySettled(p)}
+		return &heldConflict{alreadySettled(p)}
 	}
 	s.wakeSettled([]*needs.Decision{answered})
 	return nil
@@ -515,19 +525,7 @@ func (s *Service) Redo(ctx context.Context, group string) (ledger.Group, error) 
 
 // undone reports which of the groups are undone now.
 func (s *Service) undone(ctx context.Context, groups []string) (map[string]bool, error) {
-	out := map[string]bool{}
-	for _, g := range groups {
-		var state string
-		err := s.cfg.Store.Reader().QueryRowContext(ctx, "SELECT state FROM ledger_groups WHERE id = ?", g).Scan(&state)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("assistant: read group %s: %w", g, err)
-		}
-		out[g] = state == "undone"
-	}
-	return out, nil
+	return ledger.Undone(ctx, s.cfg.Store.Reader(), groups)
 }
 
 // overlay brings the tool rows of saved messages up to date: a held write as it stands now

@@ -11,6 +11,7 @@ import (
 	"github.com/ensemblework/ensemble/engines/enginetest"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
 )
 
@@ -39,12 +40,11 @@ func (f *fixture) applyTwice(t *testing.T, conv, proposal string) []ToolRow {
 	var applied []ToolRow
 	var ok, conflicts int
 	for i, err := range errs {
-		var cf *ConflictError
 		switch {
 		case err == nil:
 			ok++
 			applied = rows[i]
-		case errors.As(err, &cf):
+		case problem.Is(err, problem.KindConflict):
 			conflicts++
 		default:
 			t.Errorf("apply: %v", err)

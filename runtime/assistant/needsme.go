@@ -132,7 +132,7 @@ func settleDecision(tx *ledger.Tx, p proposal, option int, way via) (*needs.Deci
 	case chatMay(se.Decision, p):
 		return nil, nil
 	}
-	return nil, &ConflictError{answeredOnNeedsMe(p, se.Decision)}
+	return nil, &heldConflict{answeredOnNeedsMe(p, se.Decision)}
 }
 
 // chatMay reports whether the chat may still apply or discard p, whose card d was settled without

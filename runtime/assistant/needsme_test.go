@@ -11,6 +11,7 @@ import (
 	"github.com/ensemblework/ensemble/engines/enginetest"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
 )
 
@@ -178,9 +179,8 @@ func TestNeedsMeSettlesOnce(t *testing.T) {
 			}
 			waitFor(t, "the first answer acted on", func() bool { s, _ := f.heldCard(t, nd, p); return s == c.status })
 			err = c.then(f, nd, p, d.ID)
-			var ce *ConflictError
 			var se *needs.SettledError
-			if !(errors.As(err, &ce) || errors.As(err, &se)) || !strings.Contains(err.Error(), c.refusal) {
+			if !(problem.Is(err, problem.KindConflict) || errors.As(err, &se)) || !strings.Contains(err.Error(), c.refusal) {
 				t.Fatalf("the second answer: %v, want refused with %q", err, c.refusal)
 			}
 			status, d := f.heldCard(t, nd, p)

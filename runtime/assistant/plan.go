@@ -12,6 +12,7 @@ import (
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // The person's own AI plan as the assistant's model (spec 003 §8). Instead of a model API with a
@@ -83,11 +84,11 @@ func (p aiPlan) modelName(model string) string {
 func (s *Service) planDriver(ctx context.Context, p aiPlan) (engines.Driver, error) {
 	d := s.cfg.Plans[p.agent]
 	if d == nil || s.cfg.PlanDir == "" || s.cfg.PlanMCPURL == "" {
-		return nil, &InputError{fmt.Sprintf("%s cannot answer the assistant here: this runtime does not run agents.", p.title)}
+		return nil, problem.Invalid("%s cannot answer the assistant here: this runtime does not run agents.", p.title)
 	}
 	if s.cfg.PlanReady != nil {
 		if err := s.cfg.PlanReady(ctx, p.agent); err != nil {
-			return nil, &InputError{err.Error()}
+			return nil, problem.New(problem.KindInvalid, err.Error())
 		}
 	}
 	return d, nil

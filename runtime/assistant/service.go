@@ -17,6 +17,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/loopback"
 	"github.com/ensemblework/ensemble/runtime/models"
 	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
@@ -179,11 +180,6 @@ type Event struct {
 	Refs []Ref `json:"refs,omitempty"`
 }
 
-// InputError is a request the person must correct.
-type InputError struct{ Msg string }
-
-func (e *InputError) Error() string { return e.Msg }
-
 // Turn answers req, sending events to emit (which may be nil) as they happen. The person's message
 // is saved when the turn begins and the reply when it ends, before "done" is sent. The error's text
 // is the sentence to show; a model past its limit is a *models.TimeoutError, a stopped turn
@@ -194,12 +190,12 @@ func (s *Service) Turn(ctx context.Context, req TurnRequest, emit func(Event)) (
 	}
 	req.Text = strings.TrimSpace(req.Text)
 	if req.Text == "" {
-		return Reply{}, &InputError{"Write a message first."}
+		return Reply{}, problem.Invalid("Write a message first.")
 	}
 	if req.BaseURL != "" && !localURL(req.BaseURL) {
 		// The provider's key from this computer's settings goes to the base URL: a request must not
 		// be able to send it anywhere else.
-		return Reply{}, &InputError{"A base URL in a request must be a model server on this computer (such as Ollama at http://127.0.0.1:11434/v1); set another provider's address in Ensemble's settings."}
+		return Reply{}, problem.Invalid("A base URL in a request must be a model server on this computer (such as Ollama at http://127.0.0.1:11434/v1); set another provider's address in Ensemble's settings.")
 	}
 	settings, err := s.Settings(ctx)
 	if err != nil {
@@ -266,7 +262,7 @@ type answerFunc func(ctx context.Context, convID string, req TurnRequest, policy
 func (s *Service) answerer(ctx context.Context, req TurnRequest) (answerFunc, error) {
 	if p, ok := aiPlans[req.Provider]; ok {
 		if err := p.checkEffort(req.Effort); err != nil {
-			return nil, &InputError{err.Error()}
+			return nil, problem.New(problem.KindInvalid, err.Error())
 		}
 		d, err := s.planDriver(ctx, p)
 		if err != nil {
@@ -277,14 +273,14 @@ func (s *Service) answerer(ctx context.Context, req TurnRequest) (answerFunc, er
 		}, nil
 	}
 	if req.Model == "" {
-		return nil, &InputError{"Choose a model: name one with the message, or set one in the assistant's settings."}
+		return nil, problem.Invalid("Choose a model: name one with the message, or set one in the assistant's settings.")
 	}
 	if err := models.CheckEffort(req.Provider, req.Model, req.Effort); err != nil {
-		return nil, &InputError{err.Error()}
+		return nil, problem.New(problem.KindInvalid, err.Error())
 	}
 	provider, err := s.cfg.Providers(req.Provider, req.BaseURL)
 	if err != nil {
-		return nil, &InputError{err.Error()}
+		return nil, problem.New(problem.KindInvalid, err.Error())
 	}
 	return func(ctx context.Context, convID string, req TurnRequest, policy string, history []models.Message, emit func(Event)) (Reply, error) {
 		return s.run(ctx, provider, convID, req, policy, history, emit)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // Settings are the assistant's own settings. A turn that names no provider, model, base URL or
@@ -52,7 +53,7 @@ func (st *Settings) fields() map[string]*string {
 	}
 }
 
-// apply returns st changed by c, checked; a setting that is not valid is an [*InputError].
+// apply returns st changed by c, checked; a setting that is not valid is an invalid problem.
 func (c SettingsChange) apply(st Settings) (Settings, error) {
 	set := func(dst *string, v *string) {
 		if v != nil {
@@ -75,7 +76,7 @@ func (c SettingsChange) apply(st Settings) (Settings, error) {
 	case "anthropic", "openai", "ollama":
 	default:
 		if !IsPlan(st.Provider) {
-			return st, &InputError{fmt.Sprintf("Provider %q is not one of anthropic, openai, ollama, claude-code, codex, opencode or gemini-cli.", st.Provider)}
+			return st, problem.Invalid("Provider %q is not one of anthropic, openai, ollama, claude-code, codex, opencode or gemini-cli.", st.Provider)
 		}
 	}
 	if c.AllowedWriteAreas != nil {
@@ -88,22 +89,22 @@ func (c SettingsChange) apply(st Settings) (Settings, error) {
 	switch st.WritePolicy {
 	case Immediate, Preview, NeedsMe:
 	default:
-		return st, &InputError{fmt.Sprintf("Write policy %q is not one of immediate, preview or needs-me.", st.WritePolicy)}
+		return st, problem.Invalid("Write policy %q is not one of immediate, preview or needs-me.", st.WritePolicy)
 	}
 	if n := utf8.RuneCountInString(st.Model); n > 200 {
-		return st, &InputError{fmt.Sprintf("The model's name is %d characters long; keep it under 200.", n)}
+		return st, problem.Invalid("The model's name is %d characters long; keep it under 200.", n)
 	}
 	if strings.IndexFunc(st.Effort, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' }) >= 0 || len(st.Effort) > 20 {
-		return st, &InputError{fmt.Sprintf("Effort %q is not a level such as low, medium or high.", st.Effort)}
+		return st, problem.Invalid("Effort %q is not a level such as low, medium or high.", st.Effort)
 	}
 	if p, ok := aiPlans[st.Provider]; ok {
 		if err := p.checkEffort(st.Effort); err != nil {
-			return st, &InputError{err.Error()}
+			return st, problem.New(problem.KindInvalid, err.Error())
 		}
 	} else if st.Model != "" && st.Effort != "" {
 		// The effort is the model's: one it does not take would be refused at every turn.
 		if err := models.CheckEffort(st.Provider, st.Model, st.Effort); err != nil {
-			return st, &InputError{err.Error()}
+			return st, problem.New(problem.KindInvalid, err.Error())
 		}
 	}
 	if st.BaseURL != "" {
@@ -111,7 +112,7 @@ func (c SettingsChange) apply(st Settings) (Settings, error) {
 		// request is held to this computer.
 		u, err := url.Parse(st.BaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return st, &InputError{fmt.Sprintf("Base URL %q is not an http(s) address such as http://127.0.0.1:11434/v1.", st.BaseURL)}
+			return st, problem.Invalid("Base URL %q is not an http(s) address such as http://127.0.0.1:11434/v1.", st.BaseURL)
 		}
 	}
 	return st, nil
@@ -174,7 +175,7 @@ func (s *Service) Settings(ctx context.Context) (Settings, error) {
 }
 
 // SetSettings changes the settings and returns them. A change that is not valid is an
-// [*InputError] and changes nothing.
+// invalid problem and changes nothing.
 func (s *Service) SetSettings(ctx context.Context, c SettingsChange) (Settings, error) {
 	s.settingsMu.Lock() // read, change, write: two changes at once must not undo each other
 	defer s.settingsMu.Unlock()

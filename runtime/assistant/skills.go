@@ -10,7 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -49,11 +51,9 @@ const (
 
 var skillNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,47}$`)
 
-// SkillNotFoundError is a skill name that is not saved.
-type SkillNotFoundError struct{ Name string }
-
-func (e *SkillNotFoundError) Error() string {
-	return fmt.Sprintf("There is no personal skill named %q.", e.Name)
+// skillNotFound is a skill name that is not saved.
+func skillNotFound(name string) error {
+	return problem.NotFound("There is no personal skill named %q.", name)
 }
 
 // SkillReader reads one personal skill; *Service is one.
@@ -63,7 +63,7 @@ type SkillReader interface {
 
 func checkSkillName(name string) error {
 	if !skillNameRe.MatchString(name) {
-		return &InputError{"A skill's name is 1 to 48 lowercase letters, digits and dashes, starting with a letter or digit (such as weekly-review)."}
+		return problem.Invalid("A skill's name is 1 to 48 lowercase letters, digits and dashes, starting with a letter or digit (such as weekly-review).")
 	}
 	return nil
 }
@@ -74,10 +74,16 @@ func (s *Service) Skills(ctx context.Context) ([]Skill, error) {
 }
 
 func (s *Service) skills(ctx context.Context, limit int) ([]Skill, error) {
+	return ReadSkills(ctx, s.cfg.Store.Reader(), limit)
+}
+
+// ReadSkills lists up to limit saved skills (all when limit is 0) by name, without their bodies:
+// the skills table is the assistant's, and the bridge reads it through here.
+func ReadSkills(ctx context.Context, q events.Querier, limit int) ([]Skill, error) {
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := s.cfg.Store.Reader().QueryContext(ctx, "SELECT name, title, updated_at FROM skills ORDER BY name LIMIT ?", limit)
+	rows, err := q.QueryContext(ctx, "SELECT name, title, updated_at FROM skills ORDER BY name LIMIT ?", limit)
 	if err != nil {
 		return nil, fmt.Errorf("assistant: list skills: %w", err)
 	}
@@ -100,15 +106,20 @@ func (s *Service) skills(ctx context.Context, limit int) ([]Skill, error) {
 	return out, nil
 }
 
-// Skill returns one saved skill with its body, or a [*SkillNotFoundError].
+// Skill returns one saved skill with its body, or a not-found problem.
 func (s *Service) Skill(ctx context.Context, name string) (Skill, error) {
+	return ReadSkill(ctx, s.cfg.Store.Reader(), name)
+}
+
+// ReadSkill reads one saved skill with its body, or a not-found problem.
+func ReadSkill(ctx context.Context, q events.Querier, name string) (Skill, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	sk := Skill{Name: name}
 	var at string
-	err := s.cfg.Store.Reader().QueryRowContext(ctx, "SELECT title, body, updated_at FROM skills WHERE name = ?", name).
+	err := q.QueryRowContext(ctx, "SELECT title, body, updated_at FROM skills WHERE name = ?", name).
 		Scan(&sk.Title, &sk.Body, &at)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Skill{}, &SkillNotFoundError{Name: name}
+		return Skill{}, skillNotFound(name)
 	}
 	if err != nil {
 		return Skill{}, fmt.Errorf("assistant: read skill %s: %w", name, err)
@@ -118,7 +129,7 @@ func (s *Service) Skill(ctx context.Context, name string) (Skill, error) {
 }
 
 // PutSkill saves a skill under name, replacing one saved there. Input that is not valid is an
-// [*InputError] and saves nothing.
+// invalid problem and saves nothing.
 func (s *Service) PutSkill(ctx context.Context, name string, in SkillInput) (Skill, error) {
 	if err := checkSkillName(name); err != nil {
 		return Skill{}, err
@@ -126,13 +137,13 @@ func (s *Service) PutSkill(ctx context.Context, name string, in SkillInput) (Ski
 	title, body := strings.Join(strings.Fields(in.Title), " "), strings.TrimSpace(in.Body)
 	switch {
 	case title == "":
-		return Skill{}, &InputError{"Give the skill a title: a few words saying when it applies."}
+		return Skill{}, problem.Invalid("Give the skill a title: a few words saying when it applies.")
 	case utf8.RuneCountInString(title) > maxSkillTitle:
-		return Skill{}, &InputError{fmt.Sprintf("A skill's title is at most %d characters.", maxSkillTitle)}
+		return Skill{}, problem.Invalid("A skill's title is at most %d characters.", maxSkillTitle)
 	case body == "":
-		return Skill{}, &InputError{"Write the skill's instructions in its body."}
+		return Skill{}, problem.Invalid("Write the skill's instructions in its body.")
 	case utf8.RuneCountInString(body) > maxSkillBody:
-		return Skill{}, &InputError{fmt.Sprintf("A skill's body is at most %d characters; split it into two skills.", maxSkillBody)}
+		return Skill{}, problem.Invalid("A skill's body is at most %d characters; split it into two skills.", maxSkillBody)
 	}
 	sk := Skill{Name: name, Title: title, Body: body}
 	err := s.cfg.Writer.Exec(ctx, func(t *ledger.Tx) error {
@@ -151,7 +162,7 @@ func (s *Service) PutSkill(ctx context.Context, name string, in SkillInput) (Ski
 	return sk, nil
 }
 
-// DeleteSkill deletes a saved skill, or answers a [*SkillNotFoundError].
+// DeleteSkill deletes a saved skill, or answers a not-found problem.
 func (s *Service) DeleteSkill(ctx context.Context, name string) error {
 	if err := checkSkillName(name); err != nil {
 		return err
@@ -162,7 +173,7 @@ func (s *Service) DeleteSkill(ctx context.Context, name string) error {
 			return fmt.Errorf("assistant: delete skill %s: %w", name, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return &SkillNotFoundError{Name: name}
+			return skillNotFound(name)
 		}
 		return t.Emit(KindSkill, name, SkillChange{Name: name, Change: "deleted"})
 	})

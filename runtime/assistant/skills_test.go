@@ -2,12 +2,12 @@ package assistant
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ensemblework/ensemble/engines/enginetest"
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 func TestSkillsSaveReadDelete(t *testing.T) {
@@ -39,8 +39,7 @@ func TestSkillsSaveReadDelete(t *testing.T) {
 		{"ok", SkillInput{Title: "t", Body: strings.Repeat("b", 20001)}},
 	}
 	for _, b := range bad {
-		var ie *InputError
-		if _, err := f.svc.PutSkill(ctx, b.name, b.in); !errors.As(err, &ie) || strings.Count(ie.Msg, ". ") > 1 {
+		if _, err := f.svc.PutSkill(ctx, b.name, b.in); !problem.Is(err, problem.KindInvalid) || strings.Count(problem.Sentence(err), ". ") > 1 {
 			t.Errorf("PutSkill(%q, %+v): %v", b.name, b.in, err)
 		}
 	}
@@ -50,11 +49,10 @@ func TestSkillsSaveReadDelete(t *testing.T) {
 	if err := f.svc.DeleteSkill(ctx, "weekly-review"); err != nil {
 		t.Fatal(err)
 	}
-	var nf *SkillNotFoundError
-	if err := f.svc.DeleteSkill(ctx, "weekly-review"); !errors.As(err, &nf) {
+	if err := f.svc.DeleteSkill(ctx, "weekly-review"); !problem.Is(err, problem.KindNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
-	if _, err := f.svc.Skill(ctx, "weekly-review"); !errors.As(err, &nf) {
+	if _, err := f.svc.Skill(ctx, "weekly-review"); !problem.Is(err, problem.KindNotFound) {
 		t.Fatalf("read after delete: %v", err)
 	}
 }

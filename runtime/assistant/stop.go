@@ -3,6 +3,8 @@ package assistant
 import (
 	"context"
 	"errors"
+
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // ErrStopped ends a turn that was stopped ([Service.Stop], or its caller went away). Its text is
@@ -16,12 +18,12 @@ type running struct {
 }
 
 // claim marks a conversation busy with a turn whose context is derived from ctx. It fails with a
-// [*ConflictError] when the conversation is already answering.
+// conflict when the conversation is already answering.
 func (s *Service) claim(ctx context.Context, id string) (context.Context, *running, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.turns[id] != nil {
-		return nil, nil, &ConflictError{"This conversation is still answering; wait for it or stop it."}
+		return nil, nil, problem.Conflict("This conversation is still answering; wait for it or stop it.")
 	}
 	tctx, cancel := context.WithCancelCause(ctx)
 	r := &running{cancel: cancel, done: make(chan struct{})}
@@ -48,8 +50,8 @@ func (s *Service) Busy(id string) bool {
 }
 
 // Stop cancels the conversation's running turn and waits until what it streamed is saved (or ctx
-// ends). A conversation that is not answering gets a [*ConflictError]; an unknown one a
-// [*NotFoundError].
+// ends). A conversation that is not answering gets a conflict; an unknown one a
+// not-found problem.
 func (s *Service) Stop(ctx context.Context, id string) error {
 	s.mu.Lock()
 	r := s.turns[id]
@@ -60,9 +62,9 @@ func (s *Service) Stop(ctx context.Context, id string) error {
 		case err != nil:
 			return err
 		case !ok:
-			return &NotFoundError{ID: id}
+			return errNoConversation
 		}
-		return &ConflictError{"Nothing is running in this conversation."}
+		return problem.Conflict("Nothing is running in this conversation.")
 	}
 	r.cancel(ErrStopped)
 	select {

@@ -62,10 +62,28 @@ type Querier interface {
 
 // Since returns up to limit events with seq greater than after, oldest first.
 func Since(ctx context.Context, db Querier, after int64, limit int) ([]Event, error) {
-	rows, err := db.QueryContext(ctx,
-		"SELECT seq, at, kind, subject, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)
+	evs, err := read(ctx, db, "SELECT seq, at, kind, subject, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("events: read since %d: %w", after, err)
+	}
+	return evs, nil
+}
+
+// About returns up to limit events about subject whose kind starts with prefix ("run."), with seq
+// greater than after, oldest first: a run's trace to replay before following the live stream.
+func About(ctx context.Context, db Querier, subject, prefix string, after int64, limit int) ([]Event, error) {
+	evs, err := read(ctx, db, `SELECT seq, at, kind, subject, data FROM events
+		WHERE subject = ? AND substr(kind, 1, length(?)) = ? AND seq > ? ORDER BY seq LIMIT ?`, subject, prefix, prefix, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("events: read %s since %d: %w", subject, after, err)
+	}
+	return evs, nil
+}
+
+func read(ctx context.Context, db Querier, q string, args ...any) ([]Event, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var evs []Event
@@ -73,16 +91,13 @@ func Since(ctx context.Context, db Querier, after int64, limit int) ([]Event, er
 		var ev Event
 		var at, data string
 		if err := rows.Scan(&ev.Seq, &at, &ev.Kind, &ev.Subject, &data); err != nil {
-			return nil, fmt.Errorf("events: read since %d: %w", after, err)
+			return nil, err
 		}
 		ev.At, _ = store.ParseTime(at)
 		ev.Data = json.RawMessage(data)
 		evs = append(evs, ev)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("events: read since %d: %w", after, err)
-	}
-	return evs, nil
+	return evs, rows.Err()
 }
 
 // Last returns the seq of the newest event, 0 when there is none.

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ensemblework/ensemble/runtime/loopback"
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // FileChange is a file a run changed, with its line counts (git's numstat; -1 for a binary file).
@@ -103,18 +104,18 @@ func lines(path string) int {
 func checkCloneURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return invalid("%q is not a repository URL; give an https URL such as https://github.com/owner/repo.", raw)
+		return problem.Invalid("%q is not a repository URL; give an https URL such as https://github.com/owner/repo.", raw)
 	}
 	loop := loopback.Host(u.Host)
 	switch {
 	case u.User != nil:
-		return invalid("A repository URL must not carry a user name or password; Ensemble clones public repositories.")
+		return problem.Invalid("A repository URL must not carry a user name or password; Ensemble clones public repositories.")
 	case u.RawQuery != "" || u.Fragment != "":
-		return invalid("A repository URL must not have a query or fragment.")
+		return problem.Invalid("A repository URL must not have a query or fragment.")
 	case u.Scheme == "https" && (u.Port() == "" || loop):
 	case u.Scheme == "http" && loop:
 	default:
-		return invalid("Ensemble clones only https repository URLs (without a port); %q is not one.", raw)
+		return problem.Invalid("Ensemble clones only https repository URLs (without a port); %q is not one.", raw)
 	}
 	return nil
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
@@ -124,25 +125,6 @@ type AssignRequest struct {
 	// its error saves nothing and starts nothing.
 	Within func(t *ledger.Tx, j Job) error `json:"-"`
 }
-
-// InvalidError is a request a person must correct; its text is the sentence to show.
-type InvalidError struct{ Msg string }
-
-func (e *InvalidError) Error() string { return e.Msg }
-
-func invalid(format string, args ...any) error {
-	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
-}
-
-// NotFoundError says there is no run with an id.
-type NotFoundError struct{ ID string }
-
-func (e *NotFoundError) Error() string { return fmt.Sprintf("There is no run with id %q.", e.ID) }
-
-// ConflictError is an action a run's status does not allow (pausing a run that ended).
-type ConflictError struct{ Msg string }
-
-func (e *ConflictError) Error() string { return e.Msg }
 
 // Asker puts what needs the person on Needs me and waits for the answer. runtime/needs implements
 // it; a cancelled ctx withdraws the question.
@@ -336,7 +318,7 @@ func (s *Service) planFolder(req AssignRequest, id string) (folderPlan, error) {
 	}
 	if req.Folder == "" {
 		if req.Worktree {
-			return folderPlan{}, invalid("A worktree needs the folder of a git repository; name it.")
+			return folderPlan{}, problem.Invalid("A worktree needs the folder of a git repository; name it.")
 		}
 		if p, ok := s.taskProject(req.TaskID); ok {
 			dir, err := s.projectFolder(p)
@@ -349,21 +331,21 @@ func (s *Service) planFolder(req AssignRequest, id string) (folderPlan, error) {
 		return folderPlan{kind: FolderWorkspace, dir: dir, key: dir, needsPrepare: true}, nil
 	}
 	if !filepath.IsAbs(req.Folder) {
-		return folderPlan{}, invalid("The folder %q must be an absolute path.", req.Folder)
+		return folderPlan{}, problem.Invalid("The folder %q must be an absolute path.", req.Folder)
 	}
 	real, err := filepath.EvalSymlinks(filepath.Clean(req.Folder))
 	if err != nil {
-		return folderPlan{}, invalid("The folder %s does not exist.", req.Folder)
+		return folderPlan{}, problem.Invalid("The folder %s does not exist.", req.Folder)
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return folderPlan{}, invalid("%s is not a folder.", req.Folder)
+		return folderPlan{}, problem.Invalid("%s is not a folder.", req.Folder)
 	}
 	if !req.Worktree {
 		return folderPlan{kind: FolderNamed, folder: real, dir: real, key: real}, nil
 	}
 	top, err := gitTop(s.ctx, real)
 	if err != nil {
-		return folderPlan{}, invalid("%s is not in a git repository, so it cannot have a worktree.", req.Folder)
+		return folderPlan{}, problem.Invalid("%s is not in a git repository, so it cannot have a worktree.", req.Folder)
 	}
 	dir := filepath.Join(s.opts.DataDir, "worktrees", id)
 	return folderPlan{kind: FolderWorktree, folder: top, dir: dir, key: dir,
@@ -379,7 +361,7 @@ func shortID(id string) string {
 	return id
 }
 
-// Assign creates a run and puts it in the queue. Its error is an *InvalidError (or a records
+// Assign creates a run and puts it in the queue. Its error is a problem.Invalid (or a records
 // error) for a request the person must correct; nothing is written then.
 func (s *Service) Assign(ctx context.Context, req AssignRequest) (Job, error) {
 	var earlier Job
@@ -408,13 +390,13 @@ func (s *Service) Assign(ctx context.Context, req AssignRequest) (Job, error) {
 	req.Title, req.TaskID, req.Brief = strings.TrimSpace(req.Title), strings.TrimSpace(req.TaskID), strings.TrimSpace(req.Brief)
 	switch {
 	case req.TaskID == "" && req.Title == "":
-		return Job{}, invalid("Name the task to run (taskId) or say what to do (title).")
+		return Job{}, problem.Invalid("Name the task to run (taskId) or say what to do (title).")
 	case req.TaskID != "" && req.Title != "":
-		return Job{}, invalid("Give either a task (taskId) or a title for a new one, not both.")
+		return Job{}, problem.Invalid("Give either a task (taskId) or a title for a new one, not both.")
 	case req.Folder != "" && req.RepoURL != "":
-		return Job{}, invalid("Give either a folder or a repository URL, not both.")
+		return Job{}, problem.Invalid("Give either a folder or a repository URL, not both.")
 	case len(req.Brief) > 100_000:
-		return Job{}, invalid("The brief is longer than 100,000 characters.")
+		return Job{}, problem.Invalid("The brief is longer than 100,000 characters.")
 	}
 	set, err := req.Settings.Resolve()
 	if err != nil {
@@ -464,7 +446,7 @@ func (s *Service) Assign(ctx context.Context, req AssignRequest) (Job, error) {
 				return err
 			}
 			if row == nil || row["deleted_at"] != nil {
-				return invalid("There is no task with id %q.", req.TaskID)
+				return problem.Invalid("There is no task with id %q.", req.TaskID)
 			}
 			if job.Brief == "" {
 				job.Brief = briefOf(row.Str("title"), row.Str("page"))
@@ -500,7 +482,7 @@ func (s *Service) Assign(ctx context.Context, req AssignRequest) (Job, error) {
 	return s.Get(ctx, job.ID)
 }
 
-// CheckAgent says, as an *InvalidError, why agent cannot run now: there is no such agent, or it is
+// CheckAgent says, as a problem.Invalid, why agent cannot run now: there is no such agent, or it is
 // not installed or signed in (the sentence names the command to sign in); nil when it can.
 func (s *Service) CheckAgent(ctx context.Context, agent string) error {
 	if err := s.KnownAgent(agent); err != nil {
@@ -508,13 +490,13 @@ func (s *Service) CheckAgent(ctx context.Context, agent string) error {
 	}
 	if s.opts.Ready != nil {
 		if err := s.opts.Ready(ctx, agent); err != nil {
-			return invalid("%s", sentence(err))
+			return problem.Invalid("%s", sentence(err))
 		}
 	}
 	return nil
 }
 
-// KnownAgent says, as an *InvalidError, that there is no agent by that name; nil for an agent
+// KnownAgent says, as a problem.Invalid, that there is no agent by that name; nil for an agent
 // there is, whether or not it is installed or signed in now.
 func (s *Service) KnownAgent(agent string) error {
 	if _, ok := s.opts.Drivers[agent]; ok {
@@ -523,11 +505,11 @@ func (s *Service) KnownAgent(agent string) error {
 	names := s.Agents()
 	switch {
 	case len(names) == 0:
-		return invalid("There is no agent %q: no agents are set up in this Ensemble yet.", agent)
+		return problem.Invalid("There is no agent %q: no agents are set up in this Ensemble yet.", agent)
 	case agent == "":
-		return invalid("Name the agent to run: %s.", strings.Join(names, ", "))
+		return problem.Invalid("Name the agent to run: %s.", strings.Join(names, ", "))
 	}
-	return invalid("There is no agent %q; the agents are %s.", agent, strings.Join(names, ", "))
+	return problem.Invalid("There is no agent %q; the agents are %s.", agent, strings.Join(names, ", "))
 }
 
 // titleOf makes a task's title from what to do: its first line, cut to 120 characters; the whole
@@ -625,7 +607,7 @@ func scanJob(r scanner) (Job, error) {
 func (s *Service) Get(ctx context.Context, id string) (Job, error) {
 	j, err := scanJob(s.db.QueryRowContext(ctx, "SELECT "+jobColumns+jobFrom+"WHERE j.id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Job{}, &NotFoundError{ID: id}
+		return Job{}, problem.NotFound("There is no run with id %q.", id)
 	}
 	if err != nil {
 		return Job{}, fmt.Errorf("jobs: read %s: %w", id, err)
@@ -661,7 +643,7 @@ func (s *Service) List(ctx context.Context, taskID string) ([]Job, error) {
 func (s *Service) continued(ctx context.Context, req *AssignRequest) (earlier Job, deleted bool, err error) {
 	earlier, err = s.Get(ctx, req.Continue)
 	if err != nil {
-		return Job{}, false, invalid("There is no run %q to continue.", req.Continue)
+		return Job{}, false, problem.Invalid("There is no run %q to continue.", req.Continue)
 	}
 	if s.opts.Sessions != nil {
 		if deleted, err = s.opts.Sessions.Deleted(ctx, earlier.ID); err != nil {
@@ -670,11 +652,11 @@ func (s *Service) continued(ctx context.Context, req *AssignRequest) (earlier Jo
 	}
 	switch {
 	case earlier.SessionID == "" && !deleted:
-		return Job{}, false, invalid("The run %q has no agent session to continue; it never got that far.", earlier.ID)
+		return Job{}, false, problem.Invalid("The run %q has no agent session to continue; it never got that far.", earlier.ID)
 	case req.Agent == "":
 		req.Agent = earlier.Agent
 	case req.Agent != earlier.Agent:
-		return Job{}, false, invalid("The run %q was %s's session; %s cannot continue it.", earlier.ID, earlier.Agent, req.Agent)
+		return Job{}, false, problem.Invalid("The run %q was %s's session; %s cannot continue it.", earlier.ID, earlier.Agent, req.Agent)
 	}
 	if req.Folder == "" && !req.Worktree && req.RepoURL == "" {
 		req.Folder = earlier.WorkDir

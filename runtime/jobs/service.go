@@ -7,6 +7,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -140,7 +141,7 @@ func (s *Service) Stop(ctx context.Context, id string) (Job, error) {
 		return Job{}, err
 	}
 	if j.Status.Ended() {
-		return Job{}, &ConflictError{Msg: fmt.Sprintf("The run has already ended (%s).", j.Status)}
+		return Job{}, problem.Conflict("The run has already ended (%s).", j.Status)
 	}
 	s.mu.Lock()
 	if r, ok := s.runs[id]; ok {
@@ -198,7 +199,7 @@ func (s *Service) setPaused(ctx context.Context, id string, pause bool) (Job, er
 		if !pause {
 			verb = "resumed"
 		}
-		return Job{}, &ConflictError{Msg: fmt.Sprintf("Only a going run can be %s; this one is %s.", verb, j.Status)}
+		return Job{}, problem.Conflict("Only a going run can be %s; this one is %s.", verb, j.Status)
 	}
 	r.mu.Lock()
 	changed := r.paused != pause
@@ -225,24 +226,11 @@ func (s *Service) setPaused(ctx context.Context, id string, pause bool) (Job, er
 // Events returns up to limit events of a run with seq greater than after, oldest first: its
 // trace and progress, to replay before following the live stream.
 func (s *Service) Events(ctx context.Context, id string, after int64, limit int) ([]events.Event, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, at, kind, subject, data FROM events
-		WHERE subject = ? AND kind LIKE 'run.%' AND seq > ? ORDER BY seq LIMIT ?`, id, after, limit)
+	evs, err := events.About(ctx, s.db, id, "run.", after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: events of %s: %w", id, err)
 	}
-	defer rows.Close()
-	var out []events.Event
-	for rows.Next() {
-		var ev events.Event
-		var at, data string
-		if err := rows.Scan(&ev.Seq, &at, &ev.Kind, &ev.Subject, &data); err != nil {
-			return nil, fmt.Errorf("jobs: events of %s: %w", id, err)
-		}
-		ev.At, _ = store.ParseTime(at)
-		ev.Data = []byte(data)
-		out = append(out, ev)
-	}
-	return out, rows.Err()
+	return evs, nil
 }
 
 // IsRunEvent reports whether ev belongs to run id's trace.

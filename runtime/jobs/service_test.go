@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"github.com/ensemblework/ensemble/runtime/store"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/runtime/judge"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
 )
 
@@ -207,8 +207,7 @@ func TestStop(t *testing.T) {
 	if e.driver.view().starts != 1 {
 		t.Errorf("starts = %d; the stopped queued run must not start", e.driver.view().starts)
 	}
-	var ce *ConflictError
-	if _, err := e.svc.Stop(context.Background(), a.ID); !errors.As(err, &ce) {
+	if _, err := e.svc.Stop(context.Background(), a.ID); !problem.Is(err, problem.KindConflict) {
 		t.Errorf("stopping an ended run: %v", err)
 	}
 }
@@ -450,8 +449,7 @@ func TestAssignRefusesBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.svc.Assign(context.Background(), tc.req)
-			var inv *InvalidError
-			if !errors.As(err, &inv) || !strings.Contains(err.Error(), tc.want) {
+			if !problem.Is(err, problem.KindInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %v, want %q", err, tc.want)
 			}
 		})

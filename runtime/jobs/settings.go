@@ -6,6 +6,7 @@ import (
 
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/runtime/judge"
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // Settings are a run's settings: how much it may do without asking, where, and for how long.
@@ -58,7 +59,7 @@ func (in SettingsInput) Resolve() (Settings, error) {
 		case judge.ModeAsk, judge.ModeReview, judge.ModeUnattended:
 			s.Mode = m
 		default:
-			return s, invalid("Mode %q is not one of ask, review or unattended.", *in.Mode)
+			return s, problem.Invalid("Mode %q is not one of ask, review or unattended.", *in.Mode)
 		}
 	}
 	if in.Outside != nil {
@@ -66,7 +67,7 @@ func (in SettingsInput) Resolve() (Settings, error) {
 		case judge.OutsideNone, judge.OutsideRead, judge.OutsideReadWrite:
 			s.Outside = o
 		default:
-			return s, invalid("Outside access %q is not one of none, read or readwrite.", *in.Outside)
+			return s, problem.Invalid("Outside access %q is not one of none, read or readwrite.", *in.Outside)
 		}
 	}
 	if in.Git != nil {
@@ -74,7 +75,7 @@ func (in SettingsInput) Resolve() (Settings, error) {
 		case judge.GitLocal, judge.GitCommit, judge.GitAny:
 			s.Git = g
 		default:
-			return s, invalid("Git permission %q is not one of local, commit or any.", *in.Git)
+			return s, problem.Invalid("Git permission %q is not one of local, commit or any.", *in.Git)
 		}
 	}
 	for _, f := range []struct {
@@ -92,18 +93,18 @@ func (in SettingsInput) Resolve() (Settings, error) {
 		case engines.ContextLong:
 			s.ContextTier = c
 		default:
-			return s, invalid("Context window %q is not one of standard or long.", *in.ContextTier)
+			return s, problem.Invalid("Context window %q is not one of standard or long.", *in.ContextTier)
 		}
 	}
 	if in.MaxMinutes != nil {
 		if *in.MaxMinutes < 0 || *in.MaxMinutes > 7*24*60 {
-			return s, invalid("The minutes limit must be between 0 (none) and %d (a week).", 7*24*60)
+			return s, problem.Invalid("The minutes limit must be between 0 (none) and %d (a week).", 7*24*60)
 		}
 		s.MaxMinutes = *in.MaxMinutes
 	}
 	if in.MaxTurns != nil {
 		if *in.MaxTurns < 0 || *in.MaxTurns > 10_000 {
-			return s, invalid("The turns limit must be between 0 (none) and 10000.")
+			return s, problem.Invalid("The turns limit must be between 0 (none) and 10000.")
 		}
 		s.MaxTurns = *in.MaxTurns
 	}
@@ -117,7 +118,7 @@ func (in SettingsInput) Resolve() (Settings, error) {
 		}
 		v := strings.TrimSpace(*f.p)
 		if len(v) > 100 || strings.ContainsAny(v, " \t\n\r\x00") {
-			return s, invalid("The %s %q is not a name an agent takes.", f.name, *f.p)
+			return s, problem.Invalid("The %s %q is not a name an agent takes.", f.name, *f.p)
 		}
 		*f.dst = v
 	}

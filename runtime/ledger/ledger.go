@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/events"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -73,6 +74,9 @@ type nothing string
 
 func (e nothing) Error() string        { return string(e) }
 func (e nothing) Is(target error) bool { return target == ErrNothing }
+
+// Kind makes nothing to undo a conflict: the history's state does not allow it now.
+func (e nothing) Kind() problem.Kind { return problem.KindConflict }
 
 // ErrNoChange is returned by Do's function to commit nothing and record no group.
 var ErrNoChange = errors.New("ledger: no change")

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // Ref names a row an Undo or Redo changed.
@@ -20,6 +22,9 @@ type ConflictError struct {
 	Summary   string
 	Table, ID string
 }
+
+// Kind makes a changed row a conflict for the person: the undo cannot be made now.
+func (e *ConflictError) Kind() problem.Kind { return problem.KindConflict }
 
 func (e *ConflictError) Error() string {
 	verb := "redo"

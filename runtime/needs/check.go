@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ensemblework/ensemble/runtime/judge"
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // Limits on what a card carries, so a runaway agent cannot fill the queue with novels.
@@ -24,14 +25,14 @@ const (
 func prepare(d Decision) (Decision, error) {
 	d.Source.Title = strings.TrimSpace(d.Source.Title)
 	if n := utf8.RuneCountInString(d.Source.Title); n > maxTitle {
-		return d, invalid("The title is %d characters long; keep it under %d.", n, maxTitle)
+		return d, problem.Invalid("The title is %d characters long; keep it under %d.", n, maxTitle)
 	}
 	switch d.Kind {
 	case Permission:
 		d.Call = strings.TrimSpace(d.Call)
 		d.Reason = strings.TrimSpace(d.Reason)
 		if d.Call == "" {
-			return d, invalid("A permission needs the tool call it asks about.")
+			return d, problem.Invalid("A permission needs the tool call it asks about.")
 		}
 		if err := tooLong("The tool call", d.Call); err != nil {
 			return d, err
@@ -48,7 +49,7 @@ func prepare(d Decision) (Decision, error) {
 	case Question:
 		d.Question = strings.TrimSpace(d.Question)
 		if d.Question == "" {
-			return d, invalid("A question needs its text.")
+			return d, problem.Invalid("A question needs its text.")
 		}
 		if err := tooLong("The question", d.Question); err != nil {
 			return d, err
@@ -59,16 +60,16 @@ func prepare(d Decision) (Decision, error) {
 			o = strings.TrimSpace(o)
 			switch {
 			case o == "":
-				return d, invalid("Option %d is empty.", i)
+				return d, problem.Invalid("Option %d is empty.", i)
 			case utf8.RuneCountInString(o) > maxOption:
-				return d, invalid("Option %d is longer than %d characters.", i, maxOption)
+				return d, problem.Invalid("Option %d is longer than %d characters.", i, maxOption)
 			case isNumber(o):
 				// A label that is a number would be read as an option's index at the terminal.
-				return d, invalid("Option %d (%q) is only a number; give it words.", i, o)
+				return d, problem.Invalid("Option %d (%q) is only a number; give it words.", i, o)
 			}
 			for j := range i {
 				if strings.EqualFold(opts[j], o) {
-					return d, invalid("Options %d and %d are the same: %q.", j, i, o)
+					return d, problem.Invalid("Options %d and %d are the same: %q.", j, i, o)
 				}
 			}
 			opts[i] = o
@@ -76,25 +77,25 @@ func prepare(d Decision) (Decision, error) {
 		d.Options = opts
 		switch {
 		case len(opts) > maxOptions:
-			return d, invalid("A question has %d options; offer at most %d.", len(opts), maxOptions)
+			return d, problem.Invalid("A question has %d options; offer at most %d.", len(opts), maxOptions)
 		case len(opts) == 0 && !d.FreeText:
-			return d, invalid("A question needs options, or free text allowed.")
+			return d, problem.Invalid("A question needs options, or free text allowed.")
 		case len(opts) == 0:
 			d.Recommended = NoRecommendation
 		}
 	default:
-		return d, invalid("Unknown kind of decision %q: it is a permission or a question.", d.Kind)
+		return d, problem.Invalid("Unknown kind of decision %q: it is a permission or a question.", d.Kind)
 	}
 	// An agent's question may come without a recommendation; a permission always has one.
 	if len(d.Options) > 0 && d.Recommended != NoRecommendation && (d.Recommended < 0 || d.Recommended >= len(d.Options)) {
-		return d, invalid("The recommended option %d is not one of the %d options.", d.Recommended, len(d.Options))
+		return d, problem.Invalid("The recommended option %d is not one of the %d options.", d.Recommended, len(d.Options))
 	}
 	d.Why = strings.TrimSpace(d.Why)
 	if d.Recommended == NoRecommendation {
 		d.Why = ""
 	}
 	if n := utf8.RuneCountInString(d.Why); n > maxWhy {
-		return d, invalid("The line saying why is %d characters long; keep it under %d.", n, maxWhy)
+		return d, problem.Invalid("The line saying why is %d characters long; keep it under %d.", n, maxWhy)
 	}
 	d.Status = Open
 	d.Answer, d.AnsweredBy, d.AnsweredAt, d.ClosedAt = nil, "", nil, nil
@@ -103,7 +104,7 @@ func prepare(d Decision) (Decision, error) {
 
 func tooLong(what, s string) error {
 	if n := utf8.RuneCountInString(s); n > maxText {
-		return invalid("%s is %d characters long; keep it under %d.", what, n, maxText)
+		return problem.Invalid("%s is %d characters long; keep it under %d.", what, n, maxText)
 	}
 	return nil
 }
@@ -118,18 +119,18 @@ func isNumber(s string) bool {
 // label, or typed text. Typed text equal to an option's label (any case) chooses that option.
 func (d Decision) resolve(a Answer) (Answer, error) {
 	if a.Option < FreeText {
-		return a, invalid("Option %d does not exist: options are numbered from 0.", a.Option)
+		return a, problem.Invalid("Option %d does not exist: options are numbered from 0.", a.Option)
 	}
 	if a.Option == FreeText {
 		text := strings.TrimSpace(a.Text)
 		if text == "" {
-			return a, invalid("The answer is empty: choose an option or type an answer.")
+			return a, problem.Invalid("The answer is empty: choose an option or type an answer.")
 		}
 		if i := slices.IndexFunc(d.Options, func(o string) bool { return strings.EqualFold(o, text) }); i >= 0 {
 			return Answer{Option: i, Text: d.Options[i]}, nil
 		}
 		if !d.FreeText {
-			return a, invalid("This %s takes one of its options, not free text: %s.", d.Kind, optionList(d.Options))
+			return a, problem.Invalid("This %s takes one of its options, not free text: %s.", d.Kind, optionList(d.Options))
 		}
 		if err := tooLong("The answer", text); err != nil {
 			return a, err
@@ -137,10 +138,10 @@ func (d Decision) resolve(a Answer) (Answer, error) {
 		return Answer{Option: FreeText, Text: text}, nil
 	}
 	if len(d.Options) == 0 {
-		return a, invalid("This question has no options; type an answer instead.")
+		return a, problem.Invalid("This question has no options; type an answer instead.")
 	}
 	if a.Option >= len(d.Options) {
-		return a, invalid("Option %d does not exist: choose a number from 0 to %d (%s).", a.Option, len(d.Options)-1, optionList(d.Options))
+		return a, problem.Invalid("Option %d does not exist: choose a number from 0 to %d (%s).", a.Option, len(d.Options)-1, optionList(d.Options))
 	}
 	return Answer{Option: a.Option, Text: d.Options[a.Option]}, nil
 }

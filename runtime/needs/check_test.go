@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/judge"
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 var src = Source{RunID: "run_1", Title: "Fix the login retry"}
@@ -84,9 +85,8 @@ func TestPrepare(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := prepare(tc.d)
 			if tc.wantErr != "" {
-				var inv *InvalidError
-				if !errors.As(err, &inv) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("got %v, want an InvalidError containing %q", err, tc.wantErr)
+				if !problem.Is(err, problem.KindInvalid) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want an invalid problem containing %q", err, tc.wantErr)
 				}
 				return
 			}
@@ -143,9 +143,8 @@ func TestResolve(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.d.resolve(tc.a)
 			if tc.wantErr != "" {
-				var inv *InvalidError
-				if !errors.As(err, &inv) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("got %v, want an InvalidError containing %q", err, tc.wantErr)
+				if !problem.Is(err, problem.KindInvalid) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want an invalid problem containing %q", err, tc.wantErr)
 				}
 				return
 			}

@@ -23,10 +23,10 @@ package needs
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/judge"
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // Kind is what a decision asks for.
@@ -167,18 +167,10 @@ type SettledError struct{ Decision Decision }
 func (e *SettledError) Error() string        { return settledSentence(e.Decision, time.Local) }
 func (e *SettledError) Is(target error) bool { return target == ErrSettled }
 
-// NotFoundError says there is no decision with the id.
-type NotFoundError struct{ ID string }
+// Kind makes a late answer a conflict: the decision's state no longer takes one.
+func (e *SettledError) Kind() problem.Kind { return problem.KindConflict }
 
-func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("There is no decision %q on Needs me.", e.ID)
-}
-
-// InvalidError is a decision or answer that cannot be taken; its text is the sentence to show.
-type InvalidError struct{ Msg string }
-
-func (e *InvalidError) Error() string { return e.Msg }
-
-func invalid(format string, args ...any) error {
-	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
+// notFound says there is no decision with the id.
+func notFound(id string) error {
+	return problem.NotFound("There is no decision %q on Needs me.", id)
 }

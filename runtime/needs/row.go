@@ -80,7 +80,7 @@ type querier interface {
 func get(ctx context.Context, q querier, id string) (Decision, error) {
 	d, err := scan(q.QueryRowContext(ctx, "SELECT "+columns+" FROM decisions WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Decision{}, &NotFoundError{ID: id}
+		return Decision{}, notFound(id)
 	}
 	if err != nil {
 		return Decision{}, fmt.Errorf("needs: read %s: %w", id, err)

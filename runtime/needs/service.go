@@ -39,7 +39,7 @@ func Unattended() AskOption { return func(o *askOptions) { o.unattended = true }
 // Ask puts d on Needs me and waits for the answer. It returns when the decision is answered; when it
 // is withdrawn (its run ended), with a [*SettledError]; or when ctx ends, with ctx's error, after
 // marking it expired, since the answer would reach no one. If an answer wins the race with ctx, that
-// answer is returned. A decision that is not valid is refused with an [*InvalidError] and nothing is
+// answer is returned. A decision that is not valid is refused with an invalid problem and nothing is
 // stored.
 func (s *Service) Ask(ctx context.Context, d Decision, opts ...AskOption) (Answer, error) {
 	var o askOptions
@@ -95,7 +95,7 @@ func (s *Service) Ask(ctx context.Context, d Decision, opts ...AskOption) (Answe
 // Post puts d on Needs me inside t, a transaction the caller writes something else in too (a held
 // write and the decision it waits on), and returns it with its id. Its event is published when t
 // commits; [Service.Wait] then waits for its answer. A decision that is not valid is refused with
-// an [*InvalidError].
+// an invalid problem.
 func Post(t *ledger.Tx, d Decision) (Decision, error) {
 	d, err := prepare(d)
 	if err != nil {
@@ -160,8 +160,8 @@ func outcome(d Decision) (Answer, error) {
 
 // Answer settles an open decision with a, answered by by (who, through which client: [ByBrowser],
 // [ByCommandLine]). The first answer wins; any later one gets a [*SettledError] that says who
-// answered and when. An answer that does not fit the decision gets an [*InvalidError]; an unknown id
-// a [*NotFoundError]. Neither writes anything.
+// answered and when. An answer that does not fit the decision gets an invalid problem; an unknown id
+// a not-found problem. Neither writes anything.
 func (s *Service) Answer(ctx context.Context, id string, a Answer, by string) (Decision, error) {
 	if by == "" {
 		return Decision{}, errors.New("needs: answer: who answered is not known")
@@ -328,22 +328,10 @@ func (s *Service) List(ctx context.Context, f Filter) ([]Decision, error) {
 		f.Limit = 100
 	}
 	f.Limit = min(f.Limit, 500)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+columns+` FROM decisions
+	out, err := decisions(ctx, s.db, "SELECT "+columns+` FROM decisions
 		WHERE (? OR status = 'open') AND (? = '' OR run_id = ?)
 		ORDER BY created_at DESC, rowid DESC LIMIT ?`, f.All, f.RunID, f.RunID, f.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("needs: list: %w", err)
-	}
-	defer rows.Close()
-	out := []Decision{}
-	for rows.Next() {
-		d, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("needs: list: %w", err)
 	}
 	return out, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -184,16 +185,14 @@ func TestBadAnswerWritesNothing(t *testing.T) {
 	a := f.ask(t, ctx, NewPermission(src, "rm -rf dist", judge.Touches{Writes: []string{"dist"}}, ""))
 	before := count(t, f, "events")
 	for _, ans := range []Answer{Choose(7), Say("sure"), {Option: -3}} {
-		var inv *InvalidError
-		if _, err := f.s.Answer(ctx, a.id, ans, ByBrowser); !errors.As(err, &inv) {
-			t.Errorf("answer %+v: %v, want an InvalidError", ans, err)
+		if _, err := f.s.Answer(ctx, a.id, ans, ByBrowser); !problem.Is(err, problem.KindInvalid) {
+			t.Errorf("answer %+v: %v, want an invalid problem", ans, err)
 		}
 	}
-	var nf *NotFoundError
-	if _, err := f.s.Answer(ctx, "dec_nope", Choose(0), ByBrowser); !errors.As(err, &nf) {
+	if _, err := f.s.Answer(ctx, "dec_nope", Choose(0), ByBrowser); !problem.Is(err, problem.KindNotFound) {
 		t.Errorf("unknown id: %v", err)
 	}
-	if _, err := f.s.Get(ctx, "dec_nope"); !errors.As(err, &nf) {
+	if _, err := f.s.Get(ctx, "dec_nope"); !problem.Is(err, problem.KindNotFound) {
 		t.Errorf("get unknown id: %v", err)
 	}
 	if got := count(t, f, "events"); got != before {
@@ -276,9 +275,8 @@ func TestUnattendedAnswersAtOnce(t *testing.T) {
 func TestInvalidAskStoresNothing(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.s.Ask(context.Background(), NewQuestion(src, "?", nil, 0, false))
-	var inv *InvalidError
-	if !errors.As(err, &inv) {
-		t.Fatalf("got %v, want InvalidError", err)
+	if !problem.Is(err, problem.KindInvalid) {
+		t.Fatalf("got %v, want an invalid problem", err)
 	}
 	if n := count(t, f, "decisions"); n != 0 {
 		t.Errorf("%d decisions stored", n)

@@ -13,12 +13,12 @@
 package profiles
 
 import (
-	"fmt"
 	"reflect"
 	"strings"
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/jobs"
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // KindChanged is the event of a profile saved, starred or deleted; its data is a [Change].
@@ -103,26 +103,8 @@ func Lookup(ps []Profile, ref string) (Profile, error) {
 			return p, nil
 		}
 	}
-	return Profile{}, &NotFoundError{Ref: ref}
+	return Profile{}, notFound(ref)
 }
 
-// InvalidError is a profile the person must correct; its text is the sentence to show.
-type InvalidError struct{ Msg string }
-
-func (e *InvalidError) Error() string { return e.Msg }
-
-func invalid(format string, args ...any) error {
-	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
-}
-
-// NotFoundError says no profile has that id or name.
-type NotFoundError struct{ Ref string }
-
-func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("There is no run profile %q.", e.Ref)
-}
-
-// ConflictError is a name another profile has; its text is the sentence to show.
-type ConflictError struct{ Msg string }
-
-func (e *ConflictError) Error() string { return e.Msg }
+// notFound says no profile has that id or name.
+func notFound(ref string) error { return problem.NotFound("There is no run profile %q.", ref) }

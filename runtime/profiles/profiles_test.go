@@ -2,7 +2,6 @@ package profiles
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -26,7 +26,7 @@ func newService(t *testing.T) (*Service, *store.Store) {
 	t.Cleanup(func() { bus.Close(); st.Close() })
 	known := func(agent string) error {
 		if agent != "claude" && agent != "codex" {
-			return &jobs.InvalidError{Msg: "There is no agent " + agent + "."}
+			return problem.New(problem.KindInvalid, "There is no agent "+agent+".")
 		}
 		return nil
 	}
@@ -129,19 +129,19 @@ func TestService(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		in   Input
-		want any // the error's type
+		want problem.Kind
 	}{
-		{"no name", Input{Agent: str("claude")}, &InvalidError{}},
-		{"long name", Input{Name: str(string(make([]byte, 61))), Agent: str("claude")}, &InvalidError{}},
-		{"duplicate", Input{Name: str("CAREFUL REVIEW"), Agent: str("claude")}, &ConflictError{}},
-		{"unknown agent", Input{Name: str("x"), Agent: str("gpt")}, &jobs.InvalidError{}},
-		{"relative folder", Input{Name: str("x"), Agent: str("claude"), Folder: str("src")}, &InvalidError{}},
-		{"bad settings", Input{Name: str("x"), Agent: str("claude"), Settings: &jobs.SettingsInput{Git: str("push")}}, &jobs.InvalidError{}},
+		{"no name", Input{Agent: str("claude")}, problem.KindInvalid},
+		{"long name", Input{Name: str(string(make([]byte, 61))), Agent: str("claude")}, problem.KindInvalid},
+		{"duplicate", Input{Name: str("CAREFUL REVIEW"), Agent: str("claude")}, problem.KindConflict},
+		{"unknown agent", Input{Name: str("x"), Agent: str("gpt")}, problem.KindInvalid},
+		{"relative folder", Input{Name: str("x"), Agent: str("claude"), Folder: str("src")}, problem.KindInvalid},
+		{"bad settings", Input{Name: str("x"), Agent: str("claude"), Settings: &jobs.SettingsInput{Git: str("push")}}, problem.KindInvalid},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := s.Create(ctx, c.in)
-			if err == nil || reflect.TypeOf(err) != reflect.TypeOf(c.want) {
-				t.Errorf("error %T %v, want %T", err, err, c.want)
+			if k := problem.KindOf(err); err == nil || k != c.want {
+				t.Errorf("error %v (%v), want %v", err, k, c.want)
 			}
 			if n := count(); n != 2 {
 				t.Errorf("%d saved, want 2", n)
@@ -167,8 +167,7 @@ func TestService(t *testing.T) {
 	if p, _, err := s.PickProfile(ctx, "another"); err != nil || p.ID != second.ID {
 		t.Errorf("by name: %q %v", p.ID, err)
 	}
-	var nf *NotFoundError
-	if _, _, err := s.PickProfile(ctx, "nope"); !errors.As(err, &nf) {
+	if _, _, err := s.PickProfile(ctx, "nope"); !problem.Is(err, problem.KindNotFound) {
 		t.Errorf("unknown: %v", err)
 	}
 
@@ -177,8 +176,7 @@ func TestService(t *testing.T) {
 	if err != nil || up.Name != "Another" || up.Folder != "/elsewhere" || up.Agent != "codex" {
 		t.Errorf("update %+v, %v", up, err)
 	}
-	var cf *ConflictError
-	if _, err := s.Update(ctx, second.ID, Input{Name: str("careful review")}); !errors.As(err, &cf) {
+	if _, err := s.Update(ctx, second.ID, Input{Name: str("careful review")}); !problem.Is(err, problem.KindConflict) {
 		t.Errorf("rename onto a taken name: %v", err)
 	}
 	if err := s.Delete(ctx, first.ID); err != nil {
@@ -187,7 +185,7 @@ func TestService(t *testing.T) {
 	if p, ok, _ := s.Default(ctx); !ok || p.ID != second.ID {
 		t.Errorf("default after deleting the starred: %q", p.ID)
 	}
-	if err := s.Delete(ctx, first.ID); !errors.As(err, &nf) {
+	if err := s.Delete(ctx, first.ID); !problem.Is(err, problem.KindNotFound) {
 		t.Errorf("deleting twice: %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -60,13 +61,13 @@ func (s *Service) List(ctx context.Context) ([]Profile, error) {
 	return out, nil
 }
 
-// Find is the profile ref names (its id, or its name whatever the case), or a [*NotFoundError].
+// Find is the profile ref names (its id, or its name whatever the case), or a not-found problem.
 func (s *Service) Find(ctx context.Context, ref string) (Profile, error) {
 	ref = strings.TrimSpace(ref)
 	p, err := scan(s.opts.Store.Reader().QueryRowContext(ctx,
 		"SELECT "+columns+" FROM run_profiles WHERE id = ? OR name_key = ? ORDER BY id = ? DESC LIMIT 1", ref, key(ref), ref))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Profile{}, &NotFoundError{Ref: ref}
+		return Profile{}, notFound(ref)
 	}
 	if err != nil {
 		return Profile{}, fmt.Errorf("profiles: read %s: %w", ref, err)
@@ -99,11 +100,11 @@ func (s *Service) PickProfile(ctx context.Context, ref string) (Profile, bool, e
 }
 
 // Create saves a new profile. A name, an agent and valid settings are needed; what is wrong is
-// one sentence ([*InvalidError], [*ConflictError] for a name taken) and saves nothing.
+// one sentence (invalid, or a conflict for a name taken) and saves nothing.
 func (s *Service) Create(ctx context.Context, in Input) (Profile, error) {
 	var p Profile
 	if in.Name == nil || in.Agent == nil {
-		return Profile{}, invalid("Give the profile a name and an agent.")
+		return Profile{}, problem.Invalid("Give the profile a name and an agent.")
 	}
 	if err := s.apply(&p, in); err != nil {
 		return Profile{}, err
@@ -135,7 +136,7 @@ func (s *Service) Update(ctx context.Context, id string, in Input) (Profile, err
 	err := s.opts.Writer.Exec(ctx, func(t *ledger.Tx) error {
 		p, err := scan(t.QueryRowContext(t.Context(), "SELECT "+columns+" FROM run_profiles WHERE id = ?", id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return &NotFoundError{Ref: id}
+			return notFound(id)
 		}
 		if err != nil {
 			return fmt.Errorf("profiles: read %s: %w", id, err)
@@ -176,7 +177,7 @@ func (s *Service) star(ctx context.Context, id string, on bool) (Profile, error)
 		var was bool
 		err := t.QueryRowContext(t.Context(), "SELECT starred FROM run_profiles WHERE id = ?", id).Scan(&was)
 		if errors.Is(err, sql.ErrNoRows) {
-			return &NotFoundError{Ref: id}
+			return notFound(id)
 		}
 		if err != nil {
 			return fmt.Errorf("profiles: read %s: %w", id, err)
@@ -211,7 +212,7 @@ func (s *Service) star(ctx context.Context, id string, on bool) (Profile, error)
 	return s.get(ctx, id)
 }
 
-// Delete deletes a profile, or answers a [*NotFoundError].
+// Delete deletes a profile, or answers a not-found problem.
 func (s *Service) Delete(ctx context.Context, id string) error {
 	return s.opts.Writer.Exec(ctx, func(t *ledger.Tx) error {
 		res, err := t.ExecContext(t.Context(), "DELETE FROM run_profiles WHERE id = ?", id)
@@ -219,7 +220,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 			return fmt.Errorf("profiles: delete %s: %w", id, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return &NotFoundError{Ref: id}
+			return notFound(id)
 		}
 		return t.Emit(KindChanged, id, Change{ID: id})
 	})
@@ -230,7 +231,7 @@ func (s *Service) apply(p *Profile, in Input) error {
 	if in.Name != nil {
 		name := strings.Join(strings.Fields(*in.Name), " ")
 		if n := utf8.RuneCountInString(name); n == 0 || n > MaxName {
-			return invalid("A profile's name is 1 to %d characters.", MaxName)
+			return problem.Invalid("A profile's name is 1 to %d characters.", MaxName)
 		}
 		p.Name = name
 	}
@@ -241,14 +242,14 @@ func (s *Service) apply(p *Profile, in Input) error {
 				return err
 			}
 		} else if agent == "" {
-			return invalid("Name the profile's agent.")
+			return problem.Invalid("Name the profile's agent.")
 		}
 		p.Agent = agent
 	}
 	if in.Folder != nil {
 		folder := strings.TrimSpace(*in.Folder)
 		if folder != "" && !filepath.IsAbs(folder) {
-			return invalid("The folder %q must be an absolute path.", *in.Folder)
+			return problem.Invalid("The folder %q must be an absolute path.", *in.Folder)
 		}
 		if folder != "" {
 			folder = filepath.Clean(folder)
@@ -264,7 +265,7 @@ func (s *Service) apply(p *Profile, in Input) error {
 	return nil
 }
 
-// nameFree says, as a [*ConflictError], when another profile than id has the name.
+// nameFree says, as a conflict, when another profile than id has the name.
 func (s *Service) nameFree(t *ledger.Tx, name, id string) error {
 	var other string
 	err := t.QueryRowContext(t.Context(), "SELECT id FROM run_profiles WHERE name_key = ? AND id != ?", key(name), id).Scan(&other)
@@ -274,13 +275,13 @@ func (s *Service) nameFree(t *ledger.Tx, name, id string) error {
 	case err != nil:
 		return fmt.Errorf("profiles: check the name: %w", err)
 	}
-	return &ConflictError{Msg: fmt.Sprintf("There is already a run profile named %q; choose another name.", name)}
+	return problem.Conflict("There is already a run profile named %q; choose another name.", name)
 }
 
 func (s *Service) get(ctx context.Context, id string) (Profile, error) {
 	p, err := scan(s.opts.Store.Reader().QueryRowContext(ctx, "SELECT "+columns+" FROM run_profiles WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Profile{}, &NotFoundError{Ref: id}
+		return Profile{}, notFound(id)
 	}
 	if err != nil {
 		return Profile{}, fmt.Errorf("profiles: read %s: %w", id, err)

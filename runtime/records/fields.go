@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 type querier interface {
@@ -18,20 +19,20 @@ type querier interface {
 func text(field, s string, max int, required bool) (string, error) {
 	s = strings.TrimSpace(s)
 	if required && s == "" {
-		return "", invalid("The %s cannot be empty.", field)
+		return "", problem.Invalid("The %s cannot be empty.", field)
 	}
 	if n := utf8.RuneCountInString(s); n > max {
-		return "", invalid("The %s is %d characters long; the most is %d.", field, n, max)
+		return "", problem.Invalid("The %s is %d characters long; the most is %d.", field, n, max)
 	}
 	if !utf8.ValidString(s) {
-		return "", invalid("The %s is not valid UTF-8 text.", field)
+		return "", problem.Invalid("The %s is not valid UTF-8 text.", field)
 	}
 	return s, nil
 }
 
 func labels(in []string) ([]string, error) {
 	if len(in) > 20 {
-		return nil, invalid("A task can have at most 20 labels.")
+		return nil, problem.Invalid("A task can have at most 20 labels.")
 	}
 	out := make([]string, 0, len(in))
 	for _, l := range in {

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -59,7 +60,7 @@ var fileKind = &kind[File, fileInput]{
 	title: func(f File) string { return f.Name },
 	row: func(b *Batch, in fileInput, cur *File) (ledger.Row, error) {
 		if cur != nil {
-			return nil, invalid("A file's original cannot be changed; add a new file instead.")
+			return nil, problem.Invalid("A file's original cannot be changed; add a new file instead.")
 		}
 		return in.row, nil
 	},
@@ -89,13 +90,13 @@ type NewFile struct {
 func (fl *Files) Add(ctx context.Context, actor ledger.Actor, in NewFile) (File, error) {
 	name := strings.TrimSpace(in.Name)
 	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
-		return File{}, invalid("A file needs a name without slashes, like notes.md.")
+		return File{}, problem.Invalid("A file needs a name without slashes, like notes.md.")
 	}
 	if n := utf8.RuneCountInString(name); n > 255 || !utf8.ValidString(name) {
-		return File{}, invalid("A file name must be valid text of at most 255 characters.")
+		return File{}, problem.Invalid("A file name must be valid text of at most 255 characters.")
 	}
 	if len(in.Data) > MaxFileSize {
-		return File{}, invalid("The file is %d MB; Ensemble keeps files up to %d MB.", len(in.Data)>>20, MaxFileSize>>20)
+		return File{}, problem.Invalid("The file is %d MB; Ensemble keeps files up to %d MB.", len(in.Data)>>20, MaxFileSize>>20)
 	}
 	summary, err := text("summary", in.Summary, 2000, false)
 	if err != nil {
@@ -111,10 +112,10 @@ func (fl *Files) Add(ctx context.Context, actor ledger.Actor, in NewFile) (File,
 	for _, h := range attach {
 		k, id, ok := ParseHandle(h)
 		if !ok || k == "file" {
-			return File{}, invalid("%q is not a handle of a task, page, project, person or repository (like ensemble://task/tsk_…).", h)
+			return File{}, problem.Invalid("%q is not a handle of a task, page, project, person or repository (like ensemble://task/tsk_…).", h)
 		}
 		if _, err := fl.s.Title(ctx, k, id); err != nil {
-			return File{}, invalid("There is no %s with id %q to put the file on.", k, id)
+			return File{}, problem.Invalid("There is no %s with id %q to put the file on.", k, id)
 		}
 	}
 	source := in.Source
@@ -264,7 +265,7 @@ func (fl *Files) List(ctx context.Context, f FileFilter) ([]File, int, error) {
 	}
 	if f.On != "" {
 		if _, _, ok := ParseHandle(f.On); !ok {
-			return nil, 0, invalid("%q is not a handle like ensemble://task/tsk_….", f.On)
+			return nil, 0, problem.Invalid("%q is not a handle like ensemble://task/tsk_….", f.On)
 		}
 		where += " AND EXISTS (SELECT 1 FROM json_each(files.attached) WHERE value = ?)"
 		args = append(args, f.On)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -73,7 +74,7 @@ func (k *kind[T, In]) get(ctx context.Context, q events.Querier, space, id strin
 		return zero, err
 	}
 	if len(rs) == 0 {
-		return zero, &NotFoundError{Kind: k.name, ID: id}
+		return zero, notFound(k.name, id)
 	}
 	return rs[0], nil
 }
@@ -106,7 +107,7 @@ func (b *Batch) live(table, name, id string) (ledger.Row, error) {
 		return nil, err
 	}
 	if row == nil || row.Str("space_id") != b.s.space || row["deleted_at"] != nil {
-		return nil, &NotFoundError{Kind: name, ID: id}
+		return nil, notFound(name, id)
 	}
 	return row, nil
 }
@@ -168,7 +169,7 @@ func (k *kind[T, In]) trashed(b *Batch, id string) error {
 		return err
 	}
 	if row == nil || row.Str("space_id") != b.s.space || row["deleted_at"] == nil {
-		return &NotFoundError{Kind: k.name + " in Trash", ID: id}
+		return notFound(k.name+" in Trash", id)
 	}
 	return nil
 }
@@ -223,7 +224,7 @@ func (k *kind[T, In]) emit(b *Batch, id, verb, format string) (T, error) {
 // exists checks a reference the person gave: a live record of the table in the space.
 func (b *Batch) exists(table, name, id string) error {
 	if _, err := b.live(table, name, id); err != nil {
-		return invalid("There is no %s with id %q.", name, id)
+		return problem.Invalid("There is no %s with id %q.", name, id)
 	}
 	return nil
 }

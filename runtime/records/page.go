@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -37,7 +38,7 @@ var pageKind = &kind[Page, PageInput]{
 	title: func(p Page) string { return p.Title },
 	row: func(b *Batch, in PageInput, cur *Page) (ledger.Row, error) {
 		if cur == nil && !in.Title.Set {
-			return nil, invalid("A page needs a title.")
+			return nil, problem.Invalid("A page needs a title.")
 		}
 		row, err := fieldRow(
 			textField{"title", "title", in.Title, 300, true},
@@ -60,14 +61,14 @@ var pageKind = &kind[Page, PageInput]{
 func (b *Batch) checkParent(cur *Page, parent string) error {
 	for id, depth := parent, 0; id != ""; depth++ {
 		if cur != nil && id == cur.ID {
-			return invalid("A page cannot be inside itself.")
+			return problem.Invalid("A page cannot be inside itself.")
 		}
 		row, err := b.live("pages", "page", id)
 		if err != nil {
-			return invalid("There is no page with id %q.", id)
+			return problem.Invalid("There is no page with id %q.", id)
 		}
 		if depth > 100 {
-			return invalid("Pages can nest at most 100 deep.")
+			return problem.Invalid("Pages can nest at most 100 deep.")
 		}
 		id = row.Str("parent_id")
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -44,7 +45,7 @@ var personKind = &kind[Person, PersonInput]{
 	title: func(p Person) string { return p.Name },
 	row: func(b *Batch, in PersonInput, cur *Person) (ledger.Row, error) {
 		if cur == nil && !in.Name.Set {
-			return nil, invalid("A person needs a name.")
+			return nil, problem.Invalid("A person needs a name.")
 		}
 		return fieldRow(
 			textField{"name", "name", in.Name, 200, true},

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -42,10 +43,10 @@ var projectKind = &kind[Project, ProjectInput]{
 	title: func(p Project) string { return p.Name },
 	row: func(b *Batch, in ProjectInput, cur *Project) (ledger.Row, error) {
 		if cur == nil && !in.Name.Set {
-			return nil, invalid("A project needs a name.")
+			return nil, problem.Invalid("A project needs a name.")
 		}
 		if in.Status.Set && !oneOf(in.Status.V, ProjectStatuses) {
-			return nil, invalid("Project status %q is not one of active, paused, done or archived.", in.Status.V)
+			return nil, problem.Invalid("Project status %q is not one of active, paused, done or archived.", in.Status.V)
 		}
 		return fieldRow(
 			textField{"name", "name", in.Name, 200, true},

@@ -6,10 +6,10 @@ package records
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -29,29 +29,13 @@ func New(st *store.Store, w *ledger.Writer) *Service {
 	return &Service{db: st.Reader(), w: w, space: PersonalSpace}
 }
 
-// NotFoundError says a record does not exist (or is in Trash where that matters).
-type NotFoundError struct {
-	Kind, ID string
+// notFound says a record does not exist (or is in Trash where that matters).
+func notFound(kind, id string) error {
+	return problem.NotFound("There is no %s with id %q.", kind, id)
 }
 
-func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("There is no %s with id %q.", e.Kind, e.ID)
-}
-
-// InvalidError is input a person must correct; its text is the sentence to show.
-type InvalidError struct{ Msg string }
-
-func (e *InvalidError) Error() string { return e.Msg }
-
-func invalid(format string, args ...any) error {
-	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
-}
-
-// IsNotFound reports whether err says a record does not exist.
-func IsNotFound(err error) bool {
-	var nf *NotFoundError
-	return errors.As(err, &nf)
-}
+// IsNotFound reports whether err says a record (or anything else) does not exist.
+func IsNotFound(err error) bool { return problem.Is(err, problem.KindNotFound) }
 
 // errReadView is a write tried through a batch's read view: it must go through the batch, since a
 // second transaction would wait for the batch's own forever.

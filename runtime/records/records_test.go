@@ -10,6 +10,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -169,9 +170,8 @@ func TestTaskInputValidation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := s.Tasks().Create(ctx, me, tc.in)
-			var inv *InvalidError
-			if !errors.As(err, &inv) || err.Error() != tc.want {
-				t.Fatalf("got %v, want InvalidError %q", err, tc.want)
+			if !problem.Is(err, problem.KindInvalid) || err.Error() != tc.want {
+				t.Fatalf("got %v, want an invalid problem %q", err, tc.want)
 			}
 		})
 	}

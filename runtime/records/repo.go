@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -39,7 +40,7 @@ var repoKind = &kind[Repo, RepoInput]{
 	title: func(r Repo) string { return r.Name },
 	row: func(b *Batch, in RepoInput, cur *Repo) (ledger.Row, error) {
 		if cur == nil && !in.Name.Set {
-			return nil, invalid("A repository needs a name.")
+			return nil, problem.Invalid("A repository needs a name.")
 		}
 		return fieldRow(
 			textField{"name", "name", in.Name, 200, true},

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/ensemblework/ensemble/runtime/events"
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // A handle names one record as ensemble://<kind>/<id>; editors and agents pass handles back to ask
@@ -71,14 +72,14 @@ func words(text string) []string {
 func (s *Service) Search(ctx context.Context, q SearchQuery) ([]SearchHit, error) {
 	ws := words(q.Text)
 	if len(ws) == 0 {
-		return nil, invalid("Search needs at least one word.")
+		return nil, problem.Invalid("Search needs at least one word.")
 	}
 	if len(ws) > 32 {
 		ws = ws[:32]
 	}
 	for _, k := range q.Kinds {
 		if !oneOf(k, SearchKinds) {
-			return nil, invalid("%q is not a kind search knows; use %s.", k, strings.Join(SearchKinds, ", "))
+			return nil, problem.Invalid("%q is not a kind search knows; use %s.", k, strings.Join(SearchKinds, ", "))
 		}
 	}
 	limit := q.Limit
@@ -393,11 +394,11 @@ var titleOf = map[string]string{
 func (s *Service) Title(ctx context.Context, kind, id string) (string, error) {
 	q, ok := titleOf[kind]
 	if !ok {
-		return "", invalid("%q is not a kind of record.", kind)
+		return "", problem.Invalid("%q is not a kind of record.", kind)
 	}
 	var t string
 	if err := s.db.QueryRowContext(ctx, q, id).Scan(&t); err != nil {
-		return "", &NotFoundError{Kind: kind, ID: id}
+		return "", notFound(kind, id)
 	}
 	return t, nil
 }

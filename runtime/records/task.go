@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -120,7 +121,7 @@ func (s *Service) listTasks(ctx context.Context, q querier, f TaskFilter) ([]Tas
 func (b *Batch) taskRow(in TaskInput, cur *Task) (ledger.Row, error) {
 	if cur == nil {
 		if !in.Title.Set {
-			return nil, invalid("A task needs a title.")
+			return nil, problem.Invalid("A task needs a title.")
 		}
 		if !in.Status.Set {
 			in.Status = Some(Todo)
@@ -137,7 +138,7 @@ func (b *Batch) taskRow(in TaskInput, cur *Task) (ledger.Row, error) {
 	if in.Status.Set {
 		st := in.Status.V
 		if !st.Valid() {
-			return nil, invalid("Status %q is not one of proposed, todo, in_progress, waiting_approval, blocked, done or dropped.", st)
+			return nil, problem.Invalid("Status %q is not one of proposed, todo, in_progress, waiting_approval, blocked, done or dropped.", st)
 		}
 		if cur != nil {
 			if err := CheckMove(cur.Status, st); err != nil {
@@ -155,14 +156,14 @@ func (b *Batch) taskRow(in TaskInput, cur *Task) (ledger.Row, error) {
 	}
 	if in.Priority.Set {
 		if !oneOf(in.Priority.V, Priorities) {
-			return nil, invalid("Priority %q is not one of none, low, medium, high or urgent.", in.Priority.V)
+			return nil, problem.Invalid("Priority %q is not one of none, low, medium, high or urgent.", in.Priority.V)
 		}
 		row["priority"] = in.Priority.V
 	}
 	if in.Due.Set {
 		if in.Due.V != nil {
 			if _, err := time.Parse(time.DateOnly, *in.Due.V); err != nil {
-				return nil, invalid("Due date %q is not a date like 2026-12-31.", *in.Due.V)
+				return nil, problem.Invalid("Due date %q is not a date like 2026-12-31.", *in.Due.V)
 			}
 		}
 		row["due"] = nullable(in.Due.V)
@@ -212,7 +213,7 @@ func (b *Batch) taskLinks(in TaskInput, row ledger.Row) error {
 	}
 	if in.People.Set {
 		if len(in.People.V) > 50 {
-			return invalid("A task can name at most 50 people.")
+			return problem.Invalid("A task can name at most 50 people.")
 		}
 		for _, id := range in.People.V {
 			if err := b.exists("people", "person", id); err != nil {

@@ -3,6 +3,8 @@ package records
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // Status is where a task stands. The moves between them are the task state machine.
@@ -90,6 +92,9 @@ type MoveError struct {
 	From, To Status
 	Allowed  []Status
 }
+
+// Kind makes a refused move a conflict: the task's status does not allow it now.
+func (e *MoveError) Kind() problem.Kind { return problem.KindConflict }
 
 func (e *MoveError) Error() string {
 	labels := make([]string, len(e.Allowed))

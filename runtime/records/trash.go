@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // trashable is what Trash needs of a kind without knowing its types.
@@ -63,7 +64,7 @@ func (s *Service) Trash(ctx context.Context) ([]TrashItem, error) {
 func trashKind(name string) (trashable, error) {
 	k, ok := kindsByEvent[name]
 	if !ok {
-		return nil, invalid("%q is not a kind of record; Trash holds task, project, person, repo and page.", name)
+		return nil, problem.Invalid("%q is not a kind of record; Trash holds task, project, person, repo and page.", name)
 	}
 	return k, nil
 }

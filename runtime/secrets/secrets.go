@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -59,16 +60,9 @@ type Store struct {
 	now  func() time.Time
 }
 
-// InvalidError is a name or value a person must correct; its message is one sentence.
-type InvalidError struct{ Msg string }
-
-func (e *InvalidError) Error() string { return e.Msg }
-
-// NotFoundError says there is no secret with that name.
-type NotFoundError struct{ Name string }
-
-func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("There is no secret named %s; `ensemble secrets list` shows them.", clip(e.Name))
+// notFound says there is no secret with that name.
+func notFound(name string) error {
+	return problem.NotFound("There is no secret named %s; `ensemble secrets list` shows them.", clip(name))
 }
 
 // New opens the secrets kept in st, making secret.key and seal-key.json in opts.DataDir on first
@@ -157,23 +151,23 @@ func originProblem(o string) (string, string) {
 // (origins); a provider key has none.
 func (s *Store) Set(ctx context.Context, name string, kind Kind, value string, allow []string) error {
 	if p := NameProblem(kind, name); p != "" {
-		return &InvalidError{p}
+		return problem.New(problem.KindInvalid, p)
 	}
 	if p := ValueProblem(value); p != "" {
-		return &InvalidError{p}
+		return problem.New(problem.KindInvalid, p)
 	}
 	if kind == Provider && len(allow) > 0 {
-		return &InvalidError{"A provider key is used only by Ensemble's own model calls; it takes no allowed destinations."}
+		return problem.Invalid("A provider key is used only by Ensemble's own model calls; it takes no allowed destinations.")
 	}
 	if len(allow) > maxAllow {
-		return &InvalidError{fmt.Sprintf("A secret may be sent to at most %d origins.", maxAllow)}
+		return problem.Invalid("A secret may be sent to at most %d origins.", maxAllow)
 	}
 	clean := []string{}
 	seen := map[string]bool{}
 	for _, o := range allow {
 		c, p := originProblem(strings.TrimSpace(o))
 		if p != "" {
-			return &InvalidError{p}
+			return problem.New(problem.KindInvalid, p)
 		}
 		if !seen[c] {
 			seen[c] = true
@@ -193,13 +187,13 @@ func (s *Store) Set(ctx context.Context, name string, kind Kind, value string, a
 					return fmt.Errorf("secrets: set: %w", err)
 				}
 				if n >= MaxRunSecrets {
-					return &InvalidError{fmt.Sprintf("This computer keeps at most %d run secrets; remove one with `ensemble secrets remove NAME`.", MaxRunSecrets)}
+					return problem.Invalid("This computer keeps at most %d run secrets; remove one with `ensemble secrets remove NAME`.", MaxRunSecrets)
 				}
 			}
 		case err != nil:
 			return fmt.Errorf("secrets: set: %w", err)
 		case Kind(old) != kind:
-			return &InvalidError{fmt.Sprintf("%s is already a %s secret.", name, old)}
+			return problem.Invalid("%s is already a %s secret.", name, old)
 		}
 		at := store.Stamp(t.Now())
 		if _, err := t.ExecContext(ctx, `INSERT INTO secrets (name, kind, ciphertext, allow, created_at, updated_at)
@@ -217,12 +211,12 @@ func (s *Store) Set(ctx context.Context, name string, kind Kind, value string, a
 	return nil
 }
 
-// Get returns name's value; a *NotFoundError when there is none.
+// Get returns name's value; a not-found problem when there is none.
 func (s *Store) Get(ctx context.Context, name string) (string, error) {
 	var ct []byte
 	err := s.db.QueryRowContext(ctx, "SELECT ciphertext FROM secrets WHERE name = ?", name).Scan(&ct)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", &NotFoundError{Name: name}
+		return "", notFound(name)
 	}
 	if err != nil {
 		return "", fmt.Errorf("secrets: get: %w", err)
@@ -234,7 +228,7 @@ func (s *Store) Get(ctx context.Context, name string) (string, error) {
 	return string(v), nil
 }
 
-// Remove forgets name; a *NotFoundError when there is none.
+// Remove forgets name; a not-found problem when there is none.
 func (s *Store) Remove(ctx context.Context, name string) error {
 	err := s.w.Exec(ctx, func(t *ledger.Tx) error {
 		res, err := t.ExecContext(ctx, "DELETE FROM secrets WHERE name = ?", name)
@@ -242,7 +236,7 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 			return fmt.Errorf("secrets: remove: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return &NotFoundError{Name: name}
+			return notFound(name)
 		}
 		return t.Emit("secret.removed", name, map[string]any{"name": name})
 	})
@@ -281,7 +275,7 @@ func (s *Store) List(ctx context.Context) ([]Secret, error) {
 // is one.
 func (s *Store) ProviderKey(ctx context.Context, provider string) (string, bool, error) {
 	v, err := s.Get(ctx, ProviderName(provider))
-	if errors.As(err, new(*NotFoundError)) {
+	if problem.Is(err, problem.KindNotFound) {
 		return "", false, nil
 	}
 	if err != nil {

@@ -3,7 +3,6 @@ package secrets
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -111,10 +111,10 @@ func TestRoundTripAfterReopening(t *testing.T) {
 	if err := s2.Remove(ctx, "STRIPE_API_KEY"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s2.Get(ctx, "STRIPE_API_KEY"); !errors.As(err, new(*NotFoundError)) {
+	if _, err := s2.Get(ctx, "STRIPE_API_KEY"); !problem.Is(err, problem.KindNotFound) {
 		t.Fatalf("get after remove: %v", err)
 	}
-	if err := s2.Remove(ctx, "STRIPE_API_KEY"); !errors.As(err, new(*NotFoundError)) {
+	if err := s2.Remove(ctx, "STRIPE_API_KEY"); !problem.Is(err, problem.KindNotFound) {
 		t.Fatalf("remove twice: %v", err)
 	}
 	if h := s2.Redactor().Hide(value); h != value {
@@ -177,12 +177,11 @@ func TestSetRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := s.Set(ctx, tc.secret, tc.kind, tc.value, tc.allow)
-			var inv *InvalidError
-			if !errors.As(err, &inv) || !strings.Contains(inv.Msg, tc.want) {
+			if !problem.Is(err, problem.KindInvalid) || !strings.Contains(problem.Sentence(err), tc.want) {
 				t.Fatalf("got %v, want a refusal with %q", err, tc.want)
 			}
-			if strings.Count(strings.TrimSuffix(inv.Msg, "."), ". ") > 0 {
-				t.Errorf("more than one sentence: %q", inv.Msg)
+			if strings.Count(strings.TrimSuffix(problem.Sentence(err), "."), ". ") > 0 {
+				t.Errorf("more than one sentence: %q", problem.Sentence(err))
 			}
 		})
 	}
@@ -245,7 +244,7 @@ func TestRunSecretLimit(t *testing.T) {
 		}
 	}
 	err := s.Set(ctx, "ONE_TOO_MANY", Run, value, nil)
-	if !errors.As(err, new(*InvalidError)) {
+	if !problem.Is(err, problem.KindInvalid) {
 		t.Fatalf("101st: %v", err)
 	}
 	// A provider key is not a run secret.

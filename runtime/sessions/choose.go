@@ -13,6 +13,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -73,16 +74,15 @@ func (s *Service) newTask(ctx context.Context, in jobs.ChoiceInput) (newTask, er
 	if in.TaskID == "" {
 		return newTask{title: in.Title, page: in.Brief}, nil
 	}
-	var t newTask
-	var project *string
-	err := s.db.QueryRowContext(ctx, `SELECT id, title, labels, page, project_id FROM tasks WHERE id = ?`, in.TaskID).
-		Scan(&t.id, &t.title, &t.labels, &t.page, &project)
-	if err != nil {
+	heads, err := records.TaskHeads(ctx, s.db, []string{in.TaskID}, 0)
+	if err != nil || len(heads) == 0 {
 		// Assign says there is no such task; choice has nothing to add.
 		return newTask{title: in.Title, page: in.Brief}, nil
 	}
-	if project != nil {
-		t.project = *project
+	h := heads[0]
+	t := newTask{id: h.ID, title: h.Title, labels: h.LabelsJSON, page: h.Page}
+	if h.ProjectID != nil {
+		t.project = *h.ProjectID
 	}
 	return t, nil
 }
@@ -295,18 +295,7 @@ func (s *Service) briefs(ctx context.Context, c *chain) []string {
 	for i, r := range c.runs {
 		ids[i] = r.id
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT substr(brief, 1, 4000) FROM jobs WHERE id IN (SELECT value FROM json_each(?))`, jsonText(ids))
-	if err != nil {
-		return nil
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var b string
-		if rows.Scan(&b) == nil {
-			out = append(out, b)
-		}
-	}
+	out, _ := jobs.Briefs(ctx, s.db, ids, 4000)
 	return out
 }
 

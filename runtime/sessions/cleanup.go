@@ -8,6 +8,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -117,47 +118,42 @@ func guardRetired(t *ledger.Tx, c *chain, cfg Config, now time.Time) error {
 	for i, r := range c.runs {
 		ids[i] = r.id
 	}
-	list := jsonText(ids)
-	var newer int
-	if err := t.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE continues IN (SELECT value FROM json_each(?1))
-		AND id NOT IN (SELECT value FROM json_each(?1)) AND agent = ?2`, list, c.runs[0].agent).Scan(&newer); err != nil {
+	newer, err := jobs.Continuing(ctx, t, ids, c.runs[0].agent)
+	if err != nil {
 		return err
 	}
 	if newer > 0 {
 		return errSkip
 	}
-	rows, err := t.QueryContext(ctx, `SELECT j.status, t.status, t.updated_at, t.deleted_at FROM jobs j
-		LEFT JOIN tasks t ON t.id = j.task_id WHERE j.id IN (SELECT value FROM json_each(?))`, list)
+	runs, err := jobs.RunTasks(ctx, t, ids)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var run string
-		var status, updated, del sql.NullString
-		if err := rows.Scan(&run, &status, &updated, &del); err != nil {
-			return err
-		}
-		n++
-		if !jobs.Status(run).Ended() {
-			return errSkip
-		}
-		if !status.Valid {
-			continue
-		}
-		var d *time.Time
-		if del.Valid {
-			x := store.ReadTime(del.String)
-			d = &x
-		}
-		if !retired(cfg, now, status.String, store.ReadTime(updated.String), d) {
-			return errSkip
-		}
+	taskIDs := make([]string, len(runs))
+	for i, r := range runs {
+		taskIDs[i] = r.TaskID
 	}
-	if err := rows.Err(); err != nil {
+	heads, err := records.TaskHeads(ctx, t, taskIDs, 1)
+	if err != nil {
 		return err
 	}
+	tasks := make(map[string]records.TaskHead, len(heads))
+	for _, h := range heads {
+		tasks[h.ID] = h
+	}
+	for _, r := range runs {
+		if !r.Status.Ended() {
+			return errSkip
+		}
+		h, ok := tasks[r.TaskID]
+		if !ok {
+			continue // its task was purged from Trash: nothing holds the session
+		}
+		if !retired(cfg, now, h.Status, h.UpdatedAt, h.DeletedAt) {
+			return errSkip
+		}
+	}
+	n := len(runs)
 	if n != len(ids) || slices.Contains(ids, "") {
 		return errSkip
 	}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/ensemblework/ensemble/runtime/records"
 )
 
 // corpus is the rarity table: in how many of the person's latest tasks each term and each anchor
@@ -116,22 +118,13 @@ func (cc *corpusCache) get(ctx context.Context, db *sql.DB, cfg Config, now time
 	if cc.c != nil && cc.cfg == cfg.Hash() && now.Sub(cc.c.built) < time.Duration(cfg.Limits.CorpusTTLMinutes)*time.Minute {
 		return cc.c, nil
 	}
-	rows, err := db.QueryContext(ctx, `SELECT title, labels, substr(page, 1, ?) FROM tasks WHERE deleted_at IS NULL
-		ORDER BY updated_at DESC LIMIT ?`, pageHead, cfg.Limits.CorpusTasks)
+	heads, err := records.RecentTaskHeads(ctx, db, pageHead, cfg.Limits.CorpusTasks)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var docs []corpusDoc
-	for rows.Next() {
-		var d corpusDoc
-		if err := rows.Scan(&d.title, &d.labels, &d.page); err != nil {
-			return nil, err
-		}
-		docs = append(docs, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+	docs := make([]corpusDoc, len(heads))
+	for i, h := range heads {
+		docs[i] = corpusDoc{title: h.Title, labels: h.LabelsJSON, page: h.Page}
 	}
 	c := buildCorpus(docs, cfg)
 	c.built = now

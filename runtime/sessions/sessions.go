@@ -31,6 +31,9 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/problem"
+	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -97,18 +100,6 @@ type Filter struct {
 	Q      string // words in its tasks' titles, summary, agent or folder
 	Limit  int    // 1 to 200; 50 when 0
 }
-
-// NotFoundError says there is no session with an id.
-type NotFoundError struct{ ID string }
-
-func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("There is no agent session with id %q.", e.ID)
-}
-
-// ConflictError is an action a session's state does not allow.
-type ConflictError struct{ Msg string }
-
-func (e *ConflictError) Error() string { return e.Msg }
 
 // Options configure a Service.
 type Options struct {
@@ -197,33 +188,15 @@ type world struct {
 
 // load derives every session.
 func (s *Service) load(ctx context.Context) (*world, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT j.id, j.task_id, j.agent, j.status, j.work_dir, j.folder_kind,
-		j.session_id, j.continues, CASE WHEN j.model != '' THEN j.model ELSE s.model END, j.summary,
-		j.changes, j.created_at, coalesce(j.ended_at, j.started_at, j.created_at), j.ended_at
-		FROM jobs j JOIN job_settings s ON s.job_id = j.id ORDER BY j.created_at, j.id`)
+	lines, err := jobs.RunLines(ctx, s.db)
 	if err != nil {
-		return nil, fmt.Errorf("sessions: read runs: %w", err)
+		return nil, fmt.Errorf("sessions: %w", err)
 	}
-	var all []*runRow
-	for rows.Next() {
-		r := &runRow{}
-		var created, active string
-		var ended sql.NullString
-		if err := rows.Scan(&r.id, &r.task, &r.agent, &r.status, &r.workDir, &r.folderKind, &r.session, &r.continues,
-			&r.model, &r.summary, &r.changes, &created, &active, &ended); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("sessions: read runs: %w", err)
-		}
-		r.created, r.active = store.ReadTime(created), store.ReadTime(active)
-		if ended.Valid {
-			t := store.ReadTime(ended.String)
-			r.ended = &t
-		}
-		all = append(all, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sessions: read runs: %w", err)
+	all := make([]*runRow, len(lines))
+	for i, l := range lines {
+		all[i] = &runRow{id: l.ID, task: l.TaskID, agent: l.Agent, status: string(l.Status), workDir: l.WorkDir,
+			folderKind: l.FolderKind, session: l.SessionID, continues: l.Continues, model: l.Model,
+			summary: l.Summary, changes: l.Changes, created: l.CreatedAt, active: l.ActiveAt, ended: l.EndedAt}
 	}
 	dels := map[string]*deletion{}
 	if err := s.each(ctx, `SELECT session_id, deleted_at, reason FROM session_deletions`, func(r *sql.Rows) error {
@@ -254,33 +227,26 @@ func (s *Service) load(ctx context.Context) (*world, error) {
 		c.runs = append(c.runs, r)
 		w.byRun[r.id] = c
 	}
-	if err := s.each(ctx, `SELECT id, title, status, labels, substr(page, 1, 4000), project_id, updated_at, deleted_at
-		FROM tasks WHERE id IN (SELECT task_id FROM jobs)`, func(r *sql.Rows) error {
-		t := &taskRow{}
-		var updated string
-		var deleted sql.NullString
-		if err := r.Scan(&t.id, &t.title, &t.status, &t.labels, &t.page, &t.project, &updated, &deleted); err != nil {
-			return err
+	taskIDs := make([]string, 0, len(all))
+	for _, r := range all {
+		if !slices.Contains(taskIDs, r.task) {
+			taskIDs = append(taskIDs, r.task)
 		}
-		t.updated = store.ReadTime(updated)
-		if deleted.Valid {
-			d := store.ReadTime(deleted.String)
-			t.deleted = &d
-		}
-		w.tasks[t.id] = t
-		return nil
-	}); err != nil {
-		return nil, err
 	}
-	if err := s.each(ctx, `SELECT DISTINCT run_id FROM decisions WHERE status = 'open' AND run_id != ''`, func(r *sql.Rows) error {
-		var id string
-		if err := r.Scan(&id); err != nil {
-			return err
-		}
+	heads, err := records.TaskHeads(ctx, s.db, taskIDs, 4000)
+	if err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
+	for _, h := range heads {
+		w.tasks[h.ID] = &taskRow{id: h.ID, title: h.Title, status: h.Status, labels: h.LabelsJSON, page: h.Page,
+			project: h.ProjectID, updated: h.UpdatedAt, deleted: h.DeletedAt}
+	}
+	waiting, err := needs.WaitingRuns(ctx, s.db)
+	if err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
+	for _, id := range waiting {
 		w.waiting[id] = true
-		return nil
-	}); err != nil {
-		return nil, err
 	}
 	return w, nil
 }
@@ -432,7 +398,7 @@ func (s *Service) Get(ctx context.Context, id string) (Detail, error) {
 	}
 	c := w.byRun[id]
 	if c == nil {
-		return Detail{}, &NotFoundError{ID: id}
+		return Detail{}, problem.NotFound("There is no agent session with id %q.", id)
 	}
 	d := Detail{Session: w.describe(c), Runs: []Run{}}
 	for _, r := range c.runs {
@@ -473,10 +439,10 @@ func (s *Service) Delete(ctx context.Context, id string, actor ledger.Actor) (Se
 		return Session{}, err
 	}
 	if d.DeletedAt != nil {
-		return Session{}, &ConflictError{Msg: "This agent session was already deleted."}
+		return Session{}, problem.Conflict("This agent session was already deleted.")
 	}
 	if d.Status != Idle {
-		return Session{}, &ConflictError{Msg: "A run of this agent session is still queued or going; stop it before deleting the session."}
+		return Session{}, problem.Conflict("A run of this agent session is still queued or going; stop it before deleting the session.")
 	}
 	return d.Session, s.markDeleted(ctx, d.Session, "person", actor, nil)
 }

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 // Options configure a Manager.
@@ -49,11 +51,6 @@ func New(opts Options) *Manager {
 	return &Manager{opts: opts, sessions: map[string]*Session{}}
 }
 
-// FolderError is a folder a session cannot start in, with the sentence that says why.
-type FolderError struct{ Msg string }
-
-func (e *FolderError) Error() string { return e.Msg }
-
 // Start starts a session.
 func (m *Manager) Start(o StartOptions) (*Session, error) {
 	if runtime.GOOS == "windows" {
@@ -64,10 +61,10 @@ func (m *Manager) Start(o StartOptions) (*Session, error) {
 		folder = m.opts.Home
 	}
 	if !filepath.IsAbs(folder) {
-		return nil, &FolderError{fmt.Sprintf("The folder %q is not a full path (one that starts at /).", o.Folder)}
+		return nil, problem.Invalid("The folder %q is not a full path (one that starts at /).", o.Folder)
 	}
 	if fi, err := os.Stat(folder); err != nil || !fi.IsDir() {
-		return nil, &FolderError{fmt.Sprintf("There is no folder %s.", folder)}
+		return nil, problem.Invalid("There is no folder %s.", folder)
 	}
 	folder = filepath.Clean(folder)
 	cols, rows := clampSize(o.Cols, o.Rows)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/vt"
+
+	"github.com/ensemblework/ensemble/runtime/problem"
 )
 
 func newTestManager(t *testing.T, max int) *Manager {
@@ -218,9 +220,8 @@ func TestCloseKillsGroup(t *testing.T) {
 func TestFolderRefused(t *testing.T) {
 	m := newTestManager(t, 2)
 	for _, f := range []string{"relative/path", "/no/such/folder/here"} {
-		var fe *FolderError
-		if _, err := m.Start(StartOptions{Folder: f}); !errors.As(err, &fe) {
-			t.Errorf("Start in %q: %v, want a FolderError", f, err)
+		if _, err := m.Start(StartOptions{Folder: f}); !problem.Is(err, problem.KindInvalid) {
+			t.Errorf("Start in %q: %v, want an invalid folder", f, err)
 		}
 	}
 }

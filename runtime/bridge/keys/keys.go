@@ -18,6 +18,7 @@ import (
 
 	"github.com/ensemblework/ensemble/bridge/keyform"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -70,16 +71,6 @@ var (
 	ErrRevoked = errors.New("That key was revoked; make a new one with `ensemble keys create NAME`.")
 )
 
-// InvalidError is a name or grant a person must correct.
-type InvalidError struct{ Msg string }
-
-func (e *InvalidError) Error() string { return e.Msg }
-
-// NotFoundError says there is no key with that id.
-type NotFoundError struct{ ID string }
-
-func (e *NotFoundError) Error() string { return fmt.Sprintf("There is no key with id %q.", e.ID) }
-
 func hash(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
@@ -89,7 +80,7 @@ func hash(s string) string {
 func (s *Store) Create(ctx context.Context, name string, g Grants) (Key, Secret, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 80 || !utf8.ValidString(name) {
-		return Key{}, Secret{}, &InvalidError{"A key needs a name of 1 to 80 characters, like “laptop editor”."}
+		return Key{}, Secret{}, problem.Invalid("A key needs a name of 1 to 80 characters, like “laptop editor”.")
 	}
 	b := make([]byte, 32)
 	rand.Read(b)
@@ -156,7 +147,7 @@ func (s *Store) Revoke(ctx context.Context, id string) (Key, error) {
 		var err error
 		k, err = scan(t.QueryRowContext(ctx, "SELECT "+columns+" FROM bridge_keys WHERE id = ?", id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return &NotFoundError{ID: id}
+			return problem.NotFound("There is no key with id %q.", id)
 		}
 		if err != nil || k.RevokedAt != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -59,8 +60,7 @@ func TestKeys(t *testing.T) {
 	if again, err := s.Revoke(ctx, k.ID); err != nil || again.RevokedAt == nil {
 		t.Errorf("revoke twice: %v", err)
 	}
-	var nf *NotFoundError
-	if _, err := s.Revoke(ctx, "key_nope"); !errors.As(err, &nf) {
+	if _, err := s.Revoke(ctx, "key_nope"); !problem.Is(err, problem.KindNotFound) {
 		t.Errorf("revoke unknown: %v", err)
 	}
 	list, _ := s.List(ctx)

@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/ensemblework/ensemble/runtime/assistant"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
 )
 
@@ -454,11 +455,7 @@ func (s *Service) Act(ctx context.Context, c Caller, name string, input json.Raw
 	}
 	res, err := a.run(ctx, s, c, input)
 	if err != nil {
-		var re *Refusal
-		var inv *records.InvalidError
-		var nf *records.NotFoundError
-		var mv *records.MoveError
-		if errors.As(err, &re) || errors.As(err, &inv) || errors.As(err, &nf) || errors.As(err, &mv) {
+		if isRefusal(err) {
 			return nil, err
 		}
 		if ctx.Err() == nil && isDecodeError(err) {
@@ -472,6 +469,15 @@ func (s *Service) Act(ctx context.Context, c Caller, name string, input json.Raw
 		out["undoable"] = true
 	}
 	return out, nil
+}
+
+// isRefusal reports whether err already says, in a sentence, what the caller must change: a
+// Refusal, input the records refuse, a record that is not there, or a move a task may not make.
+func isRefusal(err error) bool {
+	var re *Refusal
+	var mv *records.MoveError
+	k := problem.KindOf(err)
+	return errors.As(err, &re) || k == problem.KindInvalid || k == problem.KindNotFound || errors.As(err, &mv)
 }
 
 func isDecodeError(err error) bool {

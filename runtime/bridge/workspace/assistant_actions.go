@@ -3,12 +3,10 @@ package workspace
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/ensemblework/ensemble/runtime/assistant"
-	"github.com/ensemblework/ensemble/runtime/records"
 )
 
 // fromAssistant are the allowlist's names the assistant has as its own tools, with the group
@@ -56,14 +54,7 @@ func (s *Service) actWithTool(ctx context.Context, c Caller, a *action, input js
 	tc := &assistant.ToolContext{Records: s.rec, Skills: s, Actor: c.Actor}
 	res, err := a.tool.Call(ctx, tc, input)
 	if err != nil {
-		var (
-			re  *Refusal
-			inv *records.InvalidError
-			nf  *records.NotFoundError
-			mv  *records.MoveError
-			ai  *assistant.InputError
-		)
-		if ctx.Err() != nil || errors.As(err, &re) || errors.As(err, &inv) || errors.As(err, &nf) || errors.As(err, &mv) || errors.As(err, &ai) {
+		if ctx.Err() != nil || isRefusal(err) {
 			return nil, err
 		}
 		// The assistant's tools answer a call they refuse with a sentence for the model (no task is

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // SearchInput is a ranked word search.
@@ -211,26 +213,18 @@ type decision struct {
 
 // Decisions lists what waits on the person in Needs me, read only.
 func (s *Service) Decisions(ctx context.Context) (map[string]any, error) {
-	if !s.tableExists(ctx, "decisions") {
-		return Missing("decisions", "Needs me is not part of this Ensemble build yet, so there are no pending decisions to read."), nil
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, title, question, call, reason, run_id, created_at FROM decisions WHERE status = 'open' ORDER BY created_at LIMIT 100`)
+	pending, err := needs.OpenDecisions(ctx, s.db, 100)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: read Needs me: %w", err)
 	}
-	defer rows.Close()
 	out := []decision{}
-	for rows.Next() {
-		var d decision
-		var question, call, reason string
-		if err := rows.Scan(&d.ID, &d.Kind, &d.Title, &question, &call, &reason, &d.RunID, &d.CreatedAt); err != nil {
-			return nil, fmt.Errorf("workspace: read Needs me: %w", err)
-		}
+	for _, nd := range pending {
+		d := decision{ID: nd.ID, Kind: string(nd.Kind), Title: nd.Source.Title, RunID: nd.Source.RunID, CreatedAt: store.Stamp(nd.Created)}
 		src := "ensemble://decision/" + d.ID
-		d.Question, d.Call, d.Reason = untrusted(src, question, 2000, src), untrusted(src, call, 2000, src), untrusted(src, reason, 2000, src)
+		d.Question, d.Call, d.Reason = untrusted(src, nd.Question, 2000, src), untrusted(src, nd.Call, 2000, src), untrusted(src, nd.Reason, 2000, src)
 		out = append(out, d)
 	}
-	return map[string]any{"decisions": out, "total": len(out), "readOnly": "Answer these in Ensemble; editors and agents cannot answer Needs me.", "notice": NotInstructions}, rows.Err()
+	return map[string]any{"decisions": out, "total": len(out), "readOnly": "Answer these in Ensemble; editors and agents cannot answer Needs me.", "notice": NotInstructions}, nil
 }
 
 // Today is the person's day: focus, proposals, what waits for review, what others owe, what is due,
@@ -273,13 +267,8 @@ func (s *Service) Today(ctx context.Context) (map[string]any, error) {
 		"othersOwe": nonNil(owed), "dueToday": nonNil(due), "overdue": nonNil(overdue),
 		"deliverables": []any{}, "meetings": []any{},
 		"missing": "This Ensemble keeps no deliverables or calendar yet."}
-	if s.tableExists(ctx, "decisions") {
-		var n int
-		s.db.QueryRowContext(ctx, "SELECT count(*) FROM decisions WHERE status = 'open'").Scan(&n)
-		out["needsMe"] = map[string]int{"open": n}
-	} else {
-		out["needsMe"] = map[string]any{"open": 0, "note": "Needs me is not part of this build yet."}
-	}
+	n, _ := needs.CountOpen(ctx, s.db)
+	out["needsMe"] = map[string]int{"open": n}
 	return out, nil
 }
 
@@ -295,11 +284,7 @@ func (s *Service) Gaps(ctx context.Context) map[string]any {
 		"A key with changes allowed may create, update and move to Trash tasks, pages, projects, people and repositories, add files, and append notes to tasks; it cannot delete a file, edit a file's original, change settings, assign work to agents or stop runs, and every change can be undone in Ensemble.",
 		"Connected apps (mail, calendars, Notion, Slack…) are a hosted Ensemble feature and are not reachable from this computer.",
 	}
-	if !s.tableExists(ctx, "decisions") {
-		gaps = append(gaps, "Needs me is not part of this build yet, so pending decisions cannot be read.")
-	} else {
-		gaps = append(gaps, "Needs me is read only: answers are given in Ensemble.")
-	}
+	gaps = append(gaps, "Needs me is read only: answers are given in Ensemble.")
 	return map[string]any{"gaps": gaps}
 }
 

@@ -131,13 +131,6 @@ func page[T any](all []T, offset, limit int) []T {
 	return all[offset:min(len(all), offset+limit)]
 }
 
-// tableExists reports whether another part of the runtime has made its table yet (Needs me).
-func (s *Service) tableExists(ctx context.Context, name string) bool {
-	var n int
-	s.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", name).Scan(&n)
-	return n > 0
-}
-
 // Space is the one space this runtime keeps.
 type Space struct {
 	ID      string `json:"id"`
@@ -151,9 +144,9 @@ type Space struct {
 
 // Spaces lists the spaces a key can open: on this computer, only the personal space.
 func (s *Service) Spaces(ctx context.Context) (map[string]any, error) {
-	var name string
-	if err := s.db.QueryRowContext(ctx, "SELECT name FROM spaces WHERE id = ?", records.PersonalSpace).Scan(&name); err != nil {
-		return nil, fmt.Errorf("workspace: read space: %w", err)
+	name, err := s.rec.SpaceName(ctx, records.PersonalSpace)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
 	}
 	return map[string]any{
 		"spaces":  []Space{{ID: records.PersonalSpace, Name: name, Access: "own", Role: "owner", Default: true, Current: true, Usable: true}},
@@ -169,8 +162,7 @@ func (s *Service) CheckSpace(ctx context.Context, space string) error {
 	if space == "" || space == records.PersonalSpace {
 		return nil
 	}
-	var name string
-	s.db.QueryRowContext(ctx, "SELECT name FROM spaces WHERE id = ?", records.PersonalSpace).Scan(&name)
+	name, _ := s.rec.SpaceName(ctx, records.PersonalSpace)
 	if strings.EqualFold(space, name) {
 		return nil
 	}

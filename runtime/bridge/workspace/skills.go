@@ -2,13 +2,12 @@ package workspace
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/ensemblework/ensemble/runtime/assistant"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -29,44 +28,26 @@ type skillCard struct {
 func skillRef(name string) string { return "ensemble://skill/" + name }
 
 func (s *Service) listSkills(ctx context.Context) ([]skillCard, error) {
-	if !s.tableExists(ctx, "skills") {
-		return []skillCard{}, nil
-	}
-	rows, err := s.db.QueryContext(ctx, "SELECT name, title, updated_at FROM skills ORDER BY name")
+	sks, err := assistant.ReadSkills(ctx, s.db, 0)
 	if err != nil {
-		return nil, fmt.Errorf("workspace: list skills: %w", err)
+		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	defer rows.Close()
-	out := []skillCard{}
-	for rows.Next() {
-		var c skillCard
-		if err := rows.Scan(&c.Name, &c.Title, &c.UpdatedAt); err != nil {
-			return nil, fmt.Errorf("workspace: list skills: %w", err)
-		}
-		c.ID, c.Ref = c.Name, skillRef(c.Name)
-		out = append(out, c)
+	out := make([]skillCard, len(sks))
+	for i, sk := range sks {
+		out[i] = skillCard{Name: sk.Name, ID: sk.Name, Ref: skillRef(sk.Name), Title: sk.Title, UpdatedAt: store.Stamp(sk.UpdatedAt)}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
-// Skill reads one skill's current body; a name that is not saved is an
-// [*assistant.SkillNotFoundError]. It makes the Service the assistant's SkillReader, so
-// hub_read_skill runs from the bridge as it runs in the assistant.
+// Skill reads one skill's current body, by name or handle; a name that is not saved is a
+// not-found problem. It makes the Service the assistant's SkillReader, so hub_read_skill runs
+// from the bridge as it runs in the assistant.
 func (s *Service) Skill(ctx context.Context, name string) (assistant.Skill, error) {
 	name = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), "ensemble://skill/")))
-	sk := assistant.Skill{Name: name}
-	if !s.tableExists(ctx, "skills") {
-		return sk, &assistant.SkillNotFoundError{Name: name}
-	}
-	var at string
-	err := s.db.QueryRowContext(ctx, "SELECT title, body, updated_at FROM skills WHERE name = ?", name).Scan(&sk.Title, &sk.Body, &at)
-	if errors.Is(err, sql.ErrNoRows) {
-		return sk, &assistant.SkillNotFoundError{Name: name}
-	}
+	sk, err := assistant.ReadSkill(ctx, s.db, name)
 	if err != nil {
-		return sk, fmt.Errorf("workspace: read skill %s: %w", name, err)
+		return assistant.Skill{Name: name}, err
 	}
-	sk.UpdatedAt, _ = store.ParseTime(at)
 	return sk, nil
 }
 
@@ -74,9 +55,8 @@ func (s *Service) Skill(ctx context.Context, name string) (assistant.Skill, erro
 func (s *Service) Skills(ctx context.Context, in ListInput) (map[string]any, error) {
 	if in.ID != "" {
 		sk, err := s.Skill(ctx, in.ID)
-		var nf *assistant.SkillNotFoundError
-		if errors.As(err, &nf) {
-			return nil, refuse(http.StatusNotFound, "There is no skill %q; ensemble_skills lists them.", nf.Name)
+		if problem.Is(err, problem.KindNotFound) {
+			return nil, refuse(http.StatusNotFound, "There is no skill %q; ensemble_skills lists them.", sk.Name)
 		}
 		if err != nil {
 			return nil, err
