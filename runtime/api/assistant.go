@@ -75,9 +75,11 @@ func (s *Server) assistantTurn(w http.ResponseWriter, r *http.Request) {
 		h.Set("X-Accel-Buffering", "no")
 		w.WriteHeader(http.StatusOK)
 	}
-	done := make(chan struct{})
-	defer close(done)
+	// The keepalive writer is waited for: a write after the handler returns is a panic.
+	done, exited := make(chan struct{}), make(chan struct{})
+	defer func() { close(done); <-exited }()
 	go func() { // a comment line while the model thinks, so nothing between gives up
+		defer close(exited)
 		t := time.NewTicker(s.opts.Keepalive)
 		defer t.Stop()
 		for {
