@@ -163,10 +163,10 @@ func TestClaudeRunsUnderTheJudge(t *testing.T) {
 
 	t.Run("RunsOwnMCPServer", func(t *testing.T) {
 		model.Script(
-			enginetest.ToolCall("mcp__ensemble__ask_person", map[string]any{
+			enginetest.ToolCall("mcp__ensemble_run__ask_person", map[string]any{
 				"question": "Ship it today?", "options": []string{"Yes", "Wait"}, "recommended": 1}),
-			enginetest.ToolCall("mcp__ensemble__attach_evidence", map[string]any{"path": "notes.txt", "kind": "log", "caption": "the notes"}).WhenLastUser("Yes"),
-			enginetest.ToolCall("mcp__ensemble__report_result", map[string]any{
+			enginetest.ToolCall("mcp__ensemble_run__attach_evidence", map[string]any{"path": "notes.txt", "kind": "log", "caption": "the notes"}).WhenLastUser("Yes"),
+			enginetest.ToolCall("mcp__ensemble_run__report_result", map[string]any{
 				"outcome": "done", "summary": "Shipped after the person said yes.",
 				"checks": []any{map[string]any{"name": "asked first", "verdict": "pass"}}}).WhenLastUser("evd_"),
 			enginetest.Say("Reported.").WhenLastUser("Report kept"),

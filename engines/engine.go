@@ -87,14 +87,30 @@ type Enforcement struct {
 // ContextLong is Spec.Context for a model's long context window.
 const ContextLong = "long"
 
+// OwnServer is the name a run's own MCP server (and a chat turn's) goes by when MCPServer.Name
+// is empty. It is not "ensemble", the name `ensemble mcp setup` gives a person's own entry for
+// the context bridge: Codex merges a thread's servers into config.toml's by name, and a url from
+// the run on a command from the person is a server it cannot start; Claude Code and Gemini CLI
+// would let the run's shadow the person's. The judge passes its tools by this name
+// (judge.OwnServer, kept equal by a test in runtime/jobs).
+const OwnServer = "ensemble_run"
+
 // MCPServer is an MCP server the agent should start over stdio, or reach over HTTP.
 type MCPServer struct {
-	Name    string
+	Name    string // "" for OwnServer
 	Command string
 	Args    []string
 	Env     map[string]string
 	URL     string // for a loopback HTTP server instead of a command
 	Headers map[string]string
+}
+
+// ServerName is the name the agent knows the server by: Name, else OwnServer.
+func (m MCPServer) ServerName() string {
+	if m.Name != "" {
+		return m.Name
+	}
+	return OwnServer
 }
 
 // Run is a running agent.

@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -120,10 +119,7 @@ func Profiles() []Profile {
 			Args: func(spec engines.Spec, mcpFile string) []string {
 				a := []string{"--acp", "--no-auto-update", "--no-ask-user"}
 				if mcpFile != "" {
-					name := spec.MCP.Name
-					if name == "" {
-						name = "ensemble"
-					}
+					name := spec.MCP.ServerName()
 					a = append(a, "--additional-mcp-config", "@"+mcpFile)
 					for _, t := range ensembleTools {
 						a = append(a, "--allow-tool", name+"("+t+")")
@@ -237,7 +233,7 @@ func opencodeRules(spec engines.Spec) string {
 	if !spec.Chat {
 		return opencodePermission
 	}
-	server := cmp.Or(spec.MCP.Name, "ensemble")
+	server := spec.MCP.ServerName()
 	b, _ := json.Marshal(server + "_*")
 	return `{"*":"deny",` + string(b) + `:"allow"}`
 }
@@ -271,7 +267,7 @@ func geminiChatArgs(spec engines.Spec, dir string) ([]string, error) {
 	if err := os.WriteFile(path, []byte(geminiChatPolicy), 0o600); err != nil {
 		return nil, err
 	}
-	return []string{"--admin-policy", path, "--allowed-mcp-server-names", cmp.Or(spec.MCP.Name, "ensemble")}, nil
+	return []string{"--admin-policy", path, "--allowed-mcp-server-names", spec.MCP.ServerName()}, nil
 }
 
 // keyVariables would bill an API account instead of the person's plan, or are Ensemble's own
