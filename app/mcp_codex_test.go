@@ -93,4 +93,3 @@ func TestCodexRunAfterSetup(t *testing.T) {
 		t.Errorf("--check codex: %v\n%s", err, out)
 	}
 }
-
