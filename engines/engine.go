@@ -261,6 +261,18 @@ type Detector interface {
 	Detect(ctx context.Context, home string) Detection
 }
 
+// SessionDeleter is a driver that can delete one of its agent's own sessions (Claude Code's
+// transcript, a Codex thread, an OpenCode or Gemini CLI session), so a session deleted in
+// Ensemble is gone at the agent too.
+type SessionDeleter interface {
+	// DeleteSession deletes the agent's session id, made in folder. A session the agent no longer
+	// has is no error: it is gone. An error is worth trying again later.
+	DeleteSession(ctx context.Context, id, folder string) error
+}
+
+// ErrNoSession is returned by a SessionDeleter for an id that cannot be a session of its agent.
+var ErrNoSession = errors.New("not a session id of this agent")
+
 // Detection is what a Detector found.
 type Detection struct {
 	Name      string   `json:"name"`
