@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ensemblework/ensemble/engines"
 )
@@ -56,6 +57,16 @@ type Profile struct {
 	// ChatArgs, when set, are added to a chat turn's command line (Spec.Chat); it may write the
 	// files they name into dir, the run's own folder, removed when the run ends.
 	ChatArgs func(spec engines.Spec, dir string) ([]string, error)
+	// Delete is the agent's own command that deletes one of its sessions; nil when it has none.
+	Delete *deleteCommand
+}
+
+// deleteCommand deletes one of an agent's sessions, run in the session's folder.
+type deleteCommand struct {
+	Args func(id string) []string
+	// Gone reads what the command printed (standard output and error) and its exit code: the
+	// session is deleted, or the agent has no such session.
+	Gone func(out string, code int) bool
 }
 
 // signedOut is the sentence a run stops with when the agent has no sign-in.
@@ -149,6 +160,14 @@ func Profiles() []Profile {
 		},
 		{
 			Name: "gemini", Title: "Gemini CLI", Programs: []string{"gemini"},
+			// Its sessions are the folder's: --delete-session takes the id (or an index) there.
+			Delete: &deleteCommand{
+				Args: func(id string) []string { return []string{"--delete-session", id} },
+				Gone: func(out string, code int) bool {
+					return code == 0 && (strings.Contains(out, "Deleted session") || strings.Contains(out, "No sessions found") ||
+						strings.Contains(out, "Invalid session identifier"))
+				},
+			},
 			Args: func(spec engines.Spec, _ string) []string {
 				return withModel([]string{"--acp", "--approval-mode", "default"}, spec)
 			},
@@ -159,6 +178,10 @@ func Profiles() []Profile {
 		},
 		{
 			Name: "opencode", Title: "OpenCode", Programs: []string{"opencode"},
+			Delete: &deleteCommand{
+				Args: func(id string) []string { return []string{"session", "delete", id} },
+				Gone: func(out string, code int) bool { return code == 0 || strings.Contains(out, "Session not found") },
+			},
 			Args: func(engines.Spec, string) []string { return []string{"acp"} },
 			Env: func(spec engines.Spec) map[string]string {
 				rules := opencodeRules(spec)
