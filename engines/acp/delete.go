@@ -29,7 +29,7 @@ var sessionID = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z_-]{3,127}$`)
 func (d *Driver) DeleteSession(ctx context.Context, id, folder string) error {
 	p := d.p
 	if p.Delete == nil {
-		return fmt.Errorf("%s has no command that deletes its sessions", p.Title)
+		return fmt.Errorf("%s has no command that deletes its sessions: %w", p.Title, errors.ErrUnsupported)
 	}
 	if !sessionID.MatchString(id) {
 		return fmt.Errorf("%s: %q: %w", p.Name, id, engines.ErrNoSession)
