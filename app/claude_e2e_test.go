@@ -219,6 +219,27 @@ func TestClaudeRunsUnderTheJudge(t *testing.T) {
 			t.Error("the continued session's request does not carry the earlier conversation")
 		}
 	})
+
+	t.Run("DeletedSessionIsDeletedAtClaude", func(t *testing.T) {
+		home, _ := os.UserHomeDir()
+		transcripts := func() []string {
+			found, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", first.SessionID+".jsonl"))
+			return found
+		}
+		if len(transcripts()) == 0 {
+			t.Fatalf("no transcript of session %s under %s", first.SessionID, home)
+		}
+		if err := c.do(context.Background(), "DELETE", "/api/agent/sessions/"+first.ID, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for len(transcripts()) > 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if left := transcripts(); len(left) > 0 {
+			t.Errorf("Claude Code's transcript is still there after the session was deleted: %v", left)
+		}
+	})
 }
 
 // waitRun polls a run until it ends and checks how.
