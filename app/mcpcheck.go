@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -157,6 +158,9 @@ func codexListState(out string) (setupState, string) {
 		Name           string `json:"name"`
 		Enabled        bool   `json:"enabled"`
 		DisabledReason any    `json:"disabled_reason"`
+		Transport      struct {
+			Command string `json:"command"`
+		} `json:"transport"`
 	}
 	if err := json.Unmarshal([]byte(out), &servers); err != nil {
 		return stateMissing, ""
@@ -167,6 +171,12 @@ func codexListState(out string) (setupState, string) {
 		}
 		if !s.Enabled {
 			return stateDisabled, fmt.Sprint(s.DisabledReason)
+		}
+		// Codex starts it only in a session; a command that is not there would fail there.
+		if c := s.Transport.Command; filepath.IsAbs(c) {
+			if fi, err := os.Stat(c); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+				return stateFailed, c + " is not there (run `ensemble mcp setup codex` again)"
+			}
 		}
 		return stateEnabled, "enabled"
 	}

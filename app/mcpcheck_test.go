@@ -43,4 +43,10 @@ func TestListState(t *testing.T) {
 			t.Errorf("codex %s: got %d, want %d", out, got, want)
 		}
 	}
+	// Codex does not start the server to list it; a command that is not there is found anyway.
+	for cmd, want := range map[string]setupState{"/nowhere/ensemble": stateFailed, "/bin/sh": stateEnabled} {
+		if got, _ := codexListState(`[{"name":"ensemble","enabled":true,"transport":{"command":"` + cmd + `"}}]`); got != want {
+			t.Errorf("codex with command %s: got %d, want %d", cmd, got, want)
+		}
+	}
 }
