@@ -31,9 +31,6 @@ import (
 	"github.com/ensemblework/ensemble/runtime/terminal"
 )
 
-// Version is the build's version, set with -ldflags "-X github.com/ensemblework/ensemble/app.Version=…".
-var Version = "0.1.0-dev"
-
 // errAlreadyRunning: another runtime serves the data folder.
 var errAlreadyRunning = errors.New("Ensemble is already running")
 
@@ -167,7 +164,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	if err := asst.Resume(ctx); err != nil {
 		cfg.Log.Warn("assistant: held writes not asked again on Needs me", "err", err)
 	}
-	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Profiles: prof, Bridge: bridge, Sessions: ss, Relay: phoneHost, Phones: phoneAPI, Agents: agents, Assistant: asst, Terminals: terms, Secrets: sec}, cfg.Log, st, bus, rec)
+	srv := api.New(api.Options{Version: Version, Command: selfCommand(), Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Profiles: prof, Bridge: bridge, Sessions: ss, Relay: phoneHost, Phones: phoneAPI, Agents: agents, Assistant: asst, Terminals: terms, Secrets: sec}, cfg.Log, st, bus, rec)
 	handler := srv.Handler()
 	r := &Runtime{
 		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, sessions: ss, agents: agents, terms: terms, api: srv, ln: ln, assistant: asst, secrets: sec,
