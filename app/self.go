@@ -59,3 +59,22 @@ func commandFor(exe string, lookPath func(string) (string, error)) string {
 	}
 	return exe
 }
+
+// ownCommand is the command that reaches the runtime of the data folder dir, as a person at this
+// computer types it: selfCommand, with --data when the folder was given by the flag (the other
+// commands would not find it by themselves).
+func ownCommand(g *globals, dir string) string {
+	c := selfCommand()
+	if g.data != "" {
+		c += " --data " + shellWord(dir)
+	}
+	return c
+}
+
+// shellWord quotes s for a POSIX shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

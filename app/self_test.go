@@ -70,3 +70,17 @@ func TestVersionCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestOwnCommandNamesTheDataFolder(t *testing.T) {
+	self := selfCommand()
+	for _, tc := range []struct{ flag, dir, want string }{
+		{"", "/home/ada/.local/share/ensemble", self},
+		{"/tmp/ens", "/tmp/ens", self + " --data /tmp/ens"},
+		{"my data", "/home/ada/my data", self + ` --data '/home/ada/my data'`},
+		{"x", "/tmp/it's", self + ` --data '/tmp/it'\''s'`},
+	} {
+		if got := ownCommand(&globals{data: tc.flag}, tc.dir); got != tc.want {
+			t.Errorf("--data %q: %q, want %q", tc.flag, got, tc.want)
+		}
+	}
+}
