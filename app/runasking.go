@@ -19,7 +19,7 @@ type inlineQuestions struct {
 
 	queue    []needs.Decision // open, oldest first; queue[0] is the one asked
 	prompted bool             // the prompt is the last thing printed, on a line of its own
-	noInput  bool             // the terminal ended (or the person quit): nothing more is asked here
+	noInput  bool             // the terminal ended: nothing more is asked here
 }
 
 // add takes a decision of the run that was just created, and asks it when it is the first.
@@ -59,17 +59,20 @@ func (q *inlineQuestions) line(ctx context.Context, line string, end bool) error
 	if !q.asking() {
 		return nil
 	}
-	q.prompted = false
 	if end {
 		q.stopAsking()
 		return nil
 	}
+	q.prompted = false // the terminal echoed the line's newline
 	r, err := answerLine(ctx, q.c, q.out, q.queue[0], line)
 	switch {
 	case err != nil:
 		return err
 	case r == quitAsking:
-		q.stopAsking()
+		// This one waits on Needs me; the run's next question is asked here again.
+		fmt.Fprintln(q.out, "  Left for later: answer it in the window or with 'ensemble needs'.")
+		q.queue = q.queue[1:]
+		q.askNext()
 	case r == reprompt:
 		fmt.Fprint(q.out, prompt(q.queue[0]))
 		q.prompted = true
@@ -80,27 +83,31 @@ func (q *inlineQuestions) line(ctx context.Context, line string, end bool) error
 	return nil
 }
 
-// stopAsking leaves this and every later question for the window or `ensemble needs`.
+// stopAsking leaves this and every later question for the window or `ensemble needs`: the
+// terminal has ended.
 func (q *inlineQuestions) stopAsking() {
 	q.breakLine()
 	q.noInput = true
 	fmt.Fprintln(q.out, "  Left for later: answer it in the window or with 'ensemble needs'.")
+	q.queue = q.queue[1:]
+	q.askNext()
 }
 
-// askNext shows the first decision in the queue and its prompt.
+// askNext shows the first decision in the queue and its prompt; once the terminal has ended, it
+// shows each one as left for later.
 func (q *inlineQuestions) askNext() {
-	if len(q.queue) == 0 {
-		return
-	}
-	q.breakLine()
-	fmt.Fprintln(q.out)
-	printDecision(q.out, q.queue[0])
-	if q.noInput {
+	for len(q.queue) > 0 {
+		q.breakLine()
+		fmt.Fprintln(q.out)
+		printDecision(q.out, q.queue[0])
+		if !q.noInput {
+			fmt.Fprint(q.out, prompt(q.queue[0]))
+			q.prompted = true
+			return
+		}
 		fmt.Fprintln(q.out, "  Left for later: answer it in the window or with 'ensemble needs'.")
-		return
+		q.queue = q.queue[1:]
 	}
-	fmt.Fprint(q.out, prompt(q.queue[0]))
-	q.prompted = true
 }
 
 // print writes a line of the trace; one that comes while the prompt waits goes above it, and the
