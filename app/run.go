@@ -51,8 +51,9 @@ Every tool call the agent wants to make goes to Ensemble's judge under the run's
   ask         edits and commands wait for you (the default)
   review      the agent works freely inside the folder; you review at the end
   unattended  the agent works on its own; questions take their recommended answer
-When the judge asks you, the question appears here and you answer it inline (or from
-the window, a phone, or 'ensemble needs'); the first answer wins.
+When the judge asks you, the question appears here and you answer it inline by typing
+its number (Enter alone chooses nothing), or from the window, a phone, or 'ensemble needs';
+the first answer wins, and one given elsewhere takes the question off this terminal.
 
 The run works in the folder you name (default: this one), in a git worktree of it on a
 new branch ensemble/<id> (--worktree), or in a fresh folder of its own (--workspace). One
