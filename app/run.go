@@ -20,6 +20,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/profiles"
@@ -246,7 +247,7 @@ func (f runFlags) request(args []string, prof *profiles.Profile) (jobs.AssignReq
 // sseEvent is one server-sent event.
 type sseEvent struct {
 	seq  int64
-	kind string
+	kind events.Kind
 	data []byte
 }
 
@@ -266,7 +267,7 @@ func readSSE(r io.Reader, fn func(sseEvent) bool) error {
 		case strings.HasPrefix(line, "id: "):
 			ev.seq, _ = strconv.ParseInt(line[4:], 10, 64)
 		case strings.HasPrefix(line, "event: "):
-			ev.kind = line[7:]
+			ev.kind = events.Kind(line[7:])
 		case strings.HasPrefix(line, "data: "):
 			ev.data = append(ev.data, line[6:]...)
 		}
@@ -355,7 +356,7 @@ func followRun(ctx context.Context, c *client, id string, in io.Reader, out io.W
 				return t.Status, nil
 			}
 		case ev := <-needCh:
-			if ev.kind != "needs.created" {
+			if ev.kind != needs.KindCreated {
 				continue
 			}
 			var d needs.Decision
@@ -374,7 +375,7 @@ func followRun(ctx context.Context, c *client, id string, in io.Reader, out io.W
 }
 
 // traceLine is one run event as a line of the terminal; "" for those not shown.
-func traceLine(kind string, t jobs.Trace) string {
+func traceLine(kind events.Kind, t jobs.Trace) string {
 	one := func(s string, n int) string {
 		s = strings.Join(strings.Fields(s), " ")
 		if r := []rune(s); len(r) > n {

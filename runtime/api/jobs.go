@@ -8,7 +8,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/profiles"
 )
@@ -112,9 +111,7 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A client that saw more than the log holds is sent the trace again from its start.
-	s.stream(w, r, max(after, 0), 0, func(ctx context.Context, after int64) ([]events.Event, error) {
-		return s.opts.Jobs.Events(ctx, id, after, sseBacklog)
-	}, func(ev events.Event) bool { return jobs.IsRunEvent(ev, id) })
+	s.stream(w, r, max(after, 0), 0, jobs.TraceFilter(id))
 }
 
 // answerJob answers with a job, or with the status and sentence a jobs error calls for.

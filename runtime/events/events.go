@@ -20,11 +20,11 @@ import (
 )
 
 // Event is one entry of the stream. Data is the JSON of a typed payload chosen by the package that
-// emits Kind (for example records.Task for "task.updated").
+// emits Kind (for example records.Task for "task.updated"), declared beside the Kind constant.
 type Event struct {
 	Seq     int64           `json:"seq"`
 	At      time.Time       `json:"at"`
-	Kind    string          `json:"kind"`
+	Kind    Kind            `json:"kind"`
 	Subject string          `json:"subject,omitempty"`
 	Data    json.RawMessage `json:"data"`
 }
@@ -36,14 +36,14 @@ type Execer interface {
 
 // Append records an event in the caller's transaction and returns it with its seq. It is not
 // published: the caller does that after the transaction commits.
-func Append(ctx context.Context, tx Execer, at time.Time, kind, subject string, data any) (Event, error) {
+func Append(ctx context.Context, tx Execer, at time.Time, kind Kind, subject string, data any) (Event, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return Event{}, fmt.Errorf("events: encode %s: %w", kind, err)
 	}
 	at = at.UTC()
 	res, err := tx.ExecContext(ctx, "INSERT INTO events (at, kind, subject, data) VALUES (?, ?, ?, ?)",
-		store.Stamp(at), kind, subject, string(raw))
+		store.Stamp(at), string(kind), subject, string(raw))
 	if err != nil {
 		return Event{}, fmt.Errorf("events: append %s: %w", kind, err)
 	}
@@ -62,11 +62,10 @@ type Querier interface {
 
 // Since returns up to limit events with seq greater than after, oldest first.
 func Since(ctx context.Context, db Querier, after int64, limit int) ([]Event, error) {
-	rows, err := db.QueryContext(ctx,
-		"SELECT seq, at, kind, subject, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("events: read since %d: %w", after, err)
-	}
+	return Select(ctx, db, Filter{}, after, limit)
+}
+
+func scan(rows *sql.Rows, after int64) ([]Event, error) {
 	defer rows.Close()
 	var evs []Event
 	for rows.Next() {

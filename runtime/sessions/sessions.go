@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ensemblework/ensemble/runtime/events"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -453,7 +454,10 @@ func (s *Service) Deleted(ctx context.Context, runID string) (bool, error) {
 }
 
 // KindDeleted is the event of a session deleted in Ensemble; subject the session id.
-const KindDeleted = "session.deleted"
+const KindDeleted events.Kind = "session.deleted"
+
+// EventSpecs lists the sessions' kinds of event, for the catalog.
+func EventSpecs() []events.Spec { return events.Specs(deletedEvent{}, KindDeleted) }
 
 // deletedEvent is its data.
 type deletedEvent struct {

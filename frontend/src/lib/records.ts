@@ -4,6 +4,7 @@
 // (<event>.created, .updated, .trashed, .restored, .purged), whose data is the record.
 
 import type { RecordScreen } from './route';
+import { FAMILIES } from './events.gen';
 import type { LiveEvent } from './types';
 
 export interface RecordBase {
@@ -62,7 +63,7 @@ export interface Kind {
   /** The API's collection: /api/<path>, and the list answer's key. */
   path: string;
   /** The events' prefix: <event>.created … */
-  event: string;
+  event: keyof typeof FAMILIES;
   one: string; // "project"
   many: string; // "Projects"
   /** The field that names a record (the list's title and the toast's). */
@@ -155,9 +156,7 @@ export const KIND_BY_EVENT: Record<string, RecordScreen> = Object.fromEntries(
 );
 
 /** Every event kind the record screens follow. */
-export const RECORD_EVENT_KINDS: string[] = Object.values(KINDS).flatMap((k) =>
-  ['created', 'updated', 'trashed', 'restored', 'purged'].map((v) => `${k.event}.${v}`),
-);
+export const RECORD_EVENT_KINDS: string[] = Object.values(KINDS).flatMap((k) => FAMILIES[k.event]);
 
 export function statusLabel(s: string): string {
   return PROJECT_STATUSES.find(([v]) => v === s)?.[1] ?? s;

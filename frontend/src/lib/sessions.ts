@@ -1,6 +1,8 @@
 // Agent sessions: one conversation with a coding agent across the runs that continue each other
 // (GET /api/agent/sessions, derived from the runs on the server).
 
+import { RUN_CREATED, RUN_ENDED, RUN_STARTED, RUN_STATUS } from './events.gen';
+
 export type SessionStatus = 'working' | 'waiting' | 'queued' | 'idle';
 
 export interface TaskRef {
@@ -53,7 +55,7 @@ export const SESSION_STATUS_LABEL: Record<SessionStatus, string> = {
 };
 
 /** The run events that change what a session shows: a run begun, moved on or ended. */
-export const SESSION_RUN_KINDS = ['run.created', 'run.status', 'run.started', 'run.ended'] as const;
+export const SESSION_RUN_KINDS = [RUN_CREATED, RUN_STATUS, RUN_STARTED, RUN_ENDED] as const;
 
 export function sessionStatusText(s: Pick<Session, 'status' | 'deletedAt' | 'deletedWhy'>): string {
   if (s.deletedAt) return s.deletedWhy === 'retired' ? 'Deleted: its tasks are retired' : 'Deleted';
