@@ -15,8 +15,8 @@ import (
 	"github.com/ensemblework/ensemble/runtime/sessions"
 )
 
-// The UI's list of event kinds is generated from the catalog below; TestGeneratedTypeScript fails
-// when the checked-in file is stale.
+// The UI's list of event kinds is generated from the catalog below, and its other catalogs from
+// catalog.go; TestGeneratedTypeScript fails when a checked-in file is stale.
 //go:generate go test -run ^TestGeneratedTypeScript$ -update-ts .
 
 // eventKindsTS is where the generated list of event kinds lives, from the module's root.

@@ -18,6 +18,7 @@ func TestGeneratedTypeScript(t *testing.T) {
 		render func() ([]byte, error)
 	}{
 		{eventKindsTS, eventKindsModule},
+		{catalogTS, catalogModule},
 	} {
 		want, err := g.render()
 		if err != nil {

@@ -45,6 +45,9 @@ const (
 	Idle    Status = "idle"
 )
 
+// Statuses lists what a session can be doing.
+func Statuses() []Status { return []Status{Working, Waiting, Queued, Idle} }
+
 // Session is one conversation with a coding agent, across the runs that continue each other.
 type Session struct {
 	ID           string     `json:"id"` // its first run

@@ -4,6 +4,7 @@
 // (<event>.created, .updated, .trashed, .restored, .purged), whose data is the record.
 
 import type { RecordScreen } from './route';
+import { PROJECT_STATUSES as PROJECT_STATUS_IDS } from './catalog.gen';
 import { FAMILIES } from './events.gen';
 import type { LiveEvent } from './types';
 
@@ -75,12 +76,15 @@ export interface Kind {
   sub: (r: AnyRecord) => string;
 }
 
-export const PROJECT_STATUSES = [
-  ['active', 'Active'],
-  ['paused', 'Paused'],
-  ['done', 'Done'],
-  ['archived', 'Archived'],
-] as const;
+const PROJECT_STATUS_LABEL: Record<(typeof PROJECT_STATUS_IDS)[number], string> = {
+  active: 'Active',
+  paused: 'Paused',
+  done: 'Done',
+  archived: 'Archived',
+};
+
+/** A project's states (records.ProjectStatuses, generated) with their words. */
+export const PROJECT_STATUSES = PROJECT_STATUS_IDS.map((s) => [s, PROJECT_STATUS_LABEL[s]] as const);
 
 export const KINDS: Record<RecordScreen, Kind> = {
   projects: {

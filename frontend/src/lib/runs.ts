@@ -2,18 +2,14 @@
 // trace (the events of GET /api/agent/jobs/{id}/events) into the rows the task page shows.
 
 import { RUN_CREATED, RUN_DECISION, RUN_ENDED, RUN_ERROR, RUN_EVIDENCE, RUN_KINDS, RUN_MESSAGE, RUN_NOTE, RUN_QUESTION, RUN_REPORT, RUN_RETRY, RUN_SESSION_GONE, RUN_STARTED, RUN_STATUS, RUN_THINKING, RUN_TOOL_END, RUN_TOOL_START, RUN_USAGE } from './events.gen';
+import { RUN_ENDED_STATUSES, RUN_STATUSES } from './catalog.gen';
 import type { LiveEvent } from './types';
 
-export type RunStatus =
-  | 'queued'
-  | 'running'
-  | 'paused'
-  | 'done'
-  | 'failed'
-  | 'stopped'
-  | 'stuck'
-  | 'limit'
-  | 'interrupted';
+/** A run's status (jobs.Statuses, generated). */
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** The statuses of a run still going: every one not over. */
+const GOING: readonly string[] = RUN_STATUSES.filter((s) => !(RUN_ENDED_STATUSES as readonly string[]).includes(s));
 
 export interface Usage {
   inputTokens: number;
@@ -165,7 +161,7 @@ export function runStatusLabel(s: string): string {
 }
 
 export function isEnded(s: string): boolean {
-  return s !== 'queued' && s !== 'running' && s !== 'paused';
+  return !GOING.includes(s);
 }
 
 // ---------- formatting ----------

@@ -1,9 +1,11 @@
 // Agent sessions: one conversation with a coding agent across the runs that continue each other
 // (GET /api/agent/sessions, derived from the runs on the server).
 
+import type { SESSION_STATUSES } from './catalog.gen';
 import { RUN_CREATED, RUN_ENDED, RUN_STARTED, RUN_STATUS } from './events.gen';
 
-export type SessionStatus = 'working' | 'waiting' | 'queued' | 'idle';
+/** What a session is doing (sessions.Statuses, generated). */
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
 export interface TaskRef {
   id: string;
