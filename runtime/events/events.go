@@ -8,6 +8,14 @@
 // ledger holds its write lock from BEGIN until Publish returns), so subscribers see seq increasing.
 // A client that missed events (it was offline, or it was dropped for falling behind) reads them back
 // with [Since] and then follows the live stream, skipping what it already has by seq.
+//
+// # Kinds
+//
+// Each event's [Kind] is a constant declared in the package that emits it, beside the payload type
+// its data holds, and listed in that package's EventSpecs ([Spec]); the UI's list of kinds is
+// generated from those lists ([TypeScript]). A kind's family (the part before its dot) is what a
+// [Filter] selects by, so one stream serves every view: the board asks for the families it shows,
+// a run's trace for family "run" and the run as subject.
 package events
 
 import (

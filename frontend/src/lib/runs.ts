@@ -1,8 +1,28 @@
 // Runs (jobs) of coding agents on tasks: their shapes, and the pure logic that turns a run's
-// trace (the events of GET /api/agent/jobs/{id}/events) into the rows the task page shows.
+// trace (its events, read from GET /api/events/log and followed on the page's one stream) into
+// the rows the task page shows.
 
-import { RUN_CREATED, RUN_DECISION, RUN_ENDED, RUN_ERROR, RUN_EVIDENCE, RUN_KINDS, RUN_MESSAGE, RUN_NOTE, RUN_QUESTION, RUN_REPORT, RUN_RETRY, RUN_SESSION_GONE, RUN_STARTED, RUN_STATUS, RUN_THINKING, RUN_TOOL_END, RUN_TOOL_START, RUN_USAGE } from './events.gen';
 import { RUN_ENDED_STATUSES, RUN_STATUSES } from './catalog.gen';
+import {
+  RUN_CREATED,
+  RUN_DECISION,
+  RUN_ENDED,
+  RUN_ERROR,
+  RUN_EVIDENCE,
+  RUN_KINDS,
+  RUN_MESSAGE,
+  RUN_NOTE,
+  RUN_QUESTION,
+  RUN_REPORT,
+  RUN_RETRY,
+  RUN_SESSION_GONE,
+  RUN_STARTED,
+  RUN_STATUS,
+  RUN_THINKING,
+  RUN_TOOL_END,
+  RUN_TOOL_START,
+  RUN_USAGE,
+} from './events.gen';
 import type { LiveEvent } from './types';
 
 /** A run's status (jobs.Statuses, generated). */
