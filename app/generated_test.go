@@ -3,8 +3,14 @@ package app
 import (
 	"bytes"
 	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -39,4 +45,75 @@ func TestGeneratedTypeScript(t *testing.T) {
 			t.Errorf("%s is stale: run go generate ./app", g.path)
 		}
 	}
+}
+
+// TestEventCatalogIsComplete: every events.Kind constant declared in the tree is in the catalog
+// the UI's list is generated from, so a new kind cannot be left out of it.
+func TestEventCatalogIsComplete(t *testing.T) {
+	declared := map[string]string{} // kind → where
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git" || d.Name() == "frontend") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if !isKindType(vs.Type, f.Name.Name) {
+					continue
+				}
+				for _, v := range vs.Values {
+					if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						k, _ := strconv.Unquote(lit.Value)
+						declared[k] = fset.Position(lit.Pos()).String()
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inCatalog := map[string]bool{}
+	for _, s := range eventCatalog() {
+		inCatalog[string(s.Kind)] = true
+		if _, ok := declared[string(s.Kind)]; !ok {
+			t.Errorf("the catalog lists %q, which no events.Kind constant declares", s.Kind)
+		}
+	}
+	for k, where := range declared {
+		if !inCatalog[k] {
+			t.Errorf("%s: kind %q is not in the catalog: list it in its package's EventSpecs (app/eventkinds.go)", where, k)
+		}
+	}
+	if len(declared) < 60 {
+		t.Errorf("found %d kinds declared; the walk missed some", len(declared))
+	}
+}
+
+// isKindType reports whether a constant's type is events.Kind (Kind inside package events).
+func isKindType(e ast.Expr, pkg string) bool {
+	switch e := e.(type) {
+	case *ast.SelectorExpr:
+		x, ok := e.X.(*ast.Ident)
+		return ok && x.Name == "events" && e.Sel.Name == "Kind"
+	case *ast.Ident:
+		return pkg == "events" && e.Name == "Kind"
+	}
+	return false
 }

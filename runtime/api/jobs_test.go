@@ -112,7 +112,7 @@ func TestAssignAndFollowARun(t *testing.T) {
 	for sc.Scan() {
 		if k, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
 			kinds = append(kinds, events.Kind(k))
-			if k == jobs.KindEnded {
+			if events.Kind(k) == jobs.KindEnded {
 				break
 			}
 		}
@@ -137,7 +137,7 @@ func TestAssignAndFollowARun(t *testing.T) {
 	for sc.Scan() {
 		if k, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
 			kinds = append(kinds, events.Kind(k))
-			if k == jobs.KindEnded {
+			if events.Kind(k) == jobs.KindEnded {
 				break
 			}
 		}

@@ -19,20 +19,20 @@ const Family = "run"
 // The kinds of run events. Each has subject = the job id and a [Trace] as its data.
 const (
 	KindCreated     events.Kind = "run.created"      // the run was assigned
-	KindStatus                  = "run.status"       // its status changed (Status, Reason)
-	KindStarted                 = "run.started"      // the agent is up (Session, Model, Attempt)
-	KindMessage                 = "run.message"      // the agent said Text
-	KindThinking                = "run.thinking"     // the agent thought Text
-	KindToolStart               = "run.tool_start"   // step Step: the agent called Tool with Input
-	KindToolEnd                 = "run.tool_end"     // step Step returned Output (Failed), after DurationMs
-	KindDecision                = "run.decision"     // the judge refused or asked about a call, or the person answered
-	KindQuestion                = "run.question"     // the agent asked the person Text, or was answered
-	KindUsage                   = "run.usage"        // tokens and cost so far
-	KindError                   = "run.error"        // the agent or its protocol reported Text
-	KindRetry                   = "run.retry"        // the engine failed; carrying on after RetryInMs
-	KindSessionGone             = "run.session_gone" // the session could not be reopened; a new one starts with the full brief
-	KindNote                    = "run.note"         // Ensemble's word on how the agent runs: a setting its model does not take, left out (Text)
-	KindEnded                   = "run.ended"        // the run ended: Status, Summary (up to 20,000 characters), Error, Usage
+	KindStatus      events.Kind = "run.status"       // its status changed (Status, Reason)
+	KindStarted     events.Kind = "run.started"      // the agent is up (Session, Model, Attempt)
+	KindMessage     events.Kind = "run.message"      // the agent said Text
+	KindThinking    events.Kind = "run.thinking"     // the agent thought Text
+	KindToolStart   events.Kind = "run.tool_start"   // step Step: the agent called Tool with Input
+	KindToolEnd     events.Kind = "run.tool_end"     // step Step returned Output (Failed), after DurationMs
+	KindDecision    events.Kind = "run.decision"     // the judge refused or asked about a call, or the person answered
+	KindQuestion    events.Kind = "run.question"     // the agent asked the person Text, or was answered
+	KindUsage       events.Kind = "run.usage"        // tokens and cost so far
+	KindError       events.Kind = "run.error"        // the agent or its protocol reported Text
+	KindRetry       events.Kind = "run.retry"        // the engine failed; carrying on after RetryInMs
+	KindSessionGone events.Kind = "run.session_gone" // the session could not be reopened; a new one starts with the full brief
+	KindNote        events.Kind = "run.note"         // Ensemble's word on how the agent runs: a setting its model does not take, left out (Text)
+	KindEnded       events.Kind = "run.ended"        // the run ended: Status, Summary (up to 20,000 characters), Error, Usage
 )
 
 // EventSpecs lists the kinds of run event, for the catalog.
