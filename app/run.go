@@ -345,7 +345,7 @@ func followRun(ctx context.Context, c *client, id string, in io.Reader, out io.W
 				// Follow Needs me from the run's first event on, so no decision of this run is missed.
 				// If that stream fails, the run is still followed; its questions wait on Needs me.
 				needsOn = true
-				go c.stream(streams, fmt.Sprintf("/api/events?since=%d", ev.seq), needCh)
+				go c.stream(streams, fmt.Sprintf("/api/events?kinds=%s&since=%d", needs.KindCreated, ev.seq), needCh)
 			}
 			var t jobs.Trace
 			json.Unmarshal(ev.data, &t)
