@@ -20,6 +20,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/profiles"
@@ -247,7 +248,7 @@ func (f runFlags) request(args []string, prof *profiles.Profile) (jobs.AssignReq
 // sseEvent is one server-sent event.
 type sseEvent struct {
 	seq  int64
-	kind string
+	kind events.Kind
 	data []byte
 }
 
@@ -267,7 +268,7 @@ func readSSE(r io.Reader, fn func(sseEvent) bool) error {
 		case strings.HasPrefix(line, "id: "):
 			ev.seq, _ = strconv.ParseInt(line[4:], 10, 64)
 		case strings.HasPrefix(line, "event: "):
-			ev.kind = line[7:]
+			ev.kind = events.Kind(line[7:])
 		case strings.HasPrefix(line, "data: "):
 			ev.data = append(ev.data, line[6:]...)
 		}
@@ -353,7 +354,7 @@ func followRun(ctx context.Context, c *client, id string, in io.Reader, out io.W
 				// Follow Needs me from the run's first event on, so no decision of this run is missed.
 				// If that stream fails, the run is still followed; its questions wait on Needs me.
 				needsOn = true
-				go c.stream(streams, fmt.Sprintf("/api/events?since=%d", ev.seq), needCh)
+				go c.stream(streams, fmt.Sprintf("/api/events?kinds=needs.&since=%d", ev.seq), needCh)
 			}
 			var t jobs.Trace
 			json.Unmarshal(ev.data, &t)
@@ -368,11 +369,11 @@ func followRun(ctx context.Context, c *client, id string, in io.Reader, out io.W
 			}
 		case ev := <-needCh:
 			var d needs.Decision
-			if !strings.HasPrefix(ev.kind, "needs.") || json.Unmarshal(ev.data, &d) != nil || d.Source.RunID != id {
+			if json.Unmarshal(ev.data, &d) != nil || d.Source.RunID != id {
 				continue
 			}
 			switch {
-			case ev.kind == "needs.created" && d.Status == needs.Open:
+			case ev.kind == needs.KindCreated && d.Status == needs.Open:
 				q.add(d)
 			case d.Status != needs.Open:
 				q.settle(d)
@@ -386,7 +387,7 @@ func followRun(ctx context.Context, c *client, id string, in io.Reader, out io.W
 }
 
 // traceLine is one run event as a line of the terminal; "" for those not shown.
-func traceLine(kind string, t jobs.Trace) string {
+func traceLine(kind events.Kind, t jobs.Trace) string {
 	one := func(s string, n int) string {
 		s = strings.Join(strings.Fields(s), " ")
 		if r := []rune(s); len(r) > n {

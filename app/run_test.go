@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ensemblework/ensemble/runtime/events"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -23,7 +24,7 @@ import (
 
 func TestTraceLine(t *testing.T) {
 	for _, tc := range []struct {
-		kind string
+		kind events.Kind
 		t    jobs.Trace
 		want string
 	}{
@@ -140,7 +141,7 @@ func (s *stubRuntime) handler(t *testing.T) http.Handler {
 		}
 		w.(http.Flusher).Flush()
 	}
-	ev := func(seq int, kind string, v any) string {
+	ev := func(seq int, kind events.Kind, v any) string {
 		b, _ := json.Marshal(v)
 		return fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", seq, kind, b)
 	}

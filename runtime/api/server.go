@@ -139,7 +139,8 @@ func (s *Server) Handler() http.Handler {
 	api("POST /api/undo", s.undo)
 	api("POST /api/redo", s.redo)
 	api("GET /api/ledger", s.ledger)
-	api("GET /api/events", s.events) // [since] or Last-Event-ID
+	api("GET /api/events", s.events)       // [since] or Last-Event-ID, [kinds] [subject]
+	api("GET /api/events/log", s.eventLog) // [after] [limit] [kinds] [subject]
 	s.mountNeeds(api)
 	s.mountJobs(mux, api)
 	s.mountAgents(api)

@@ -5,7 +5,7 @@ import type { Decision } from './needs';
 import type { AnyRecord } from './records';
 import type { Session, SessionDetail } from './sessions';
 import type { AssignBody, Job } from './runs';
-import type { Moves, Person, Project, Status, Task, TaskFields } from './types';
+import type { LiveEvent, Moves, Person, Project, Status, Task, TaskFields } from './types';
 import { apiURL, forgetSession } from './session';
 
 export class ApiError extends Error {
@@ -110,6 +110,12 @@ export const api = {
   jobs: (taskId: string) =>
     request<{ jobs: Job[] }>('GET', `/api/agent/jobs?taskId=${enc(taskId)}`).then((r) => r.jobs ?? []),
   job: (id: string) => request<Job>('GET', `/api/agent/jobs/${enc(id)}`),
+  /** A page of a run's trace from the event log: the task page follows the rest on the one stream. */
+  runLog: (id: string, after: number) =>
+    request<{ events: LiveEvent[] | null; more: boolean }>('GET', `/api/events/log?kinds=run.&subject=${enc(id)}&after=${after}`).then((r) => ({
+      events: r.events ?? [],
+      more: r.more,
+    })),
   assign: (body: AssignBody) => request<Job>('POST', '/api/agent/assign', body),
   jobAction: (id: string, action: 'stop' | 'pause' | 'resume') => request<Job>('POST', `/api/agent/jobs/${enc(id)}/${action}`),
   needs: () =>

@@ -3,6 +3,7 @@
 // runtime/bridge/keys/keys.go and runtime/api/pair.go.
 
 import { ApiError, request } from './api';
+import { PHONE_ROTATED, PHONE_TAKEN } from './events.gen';
 import { forgetSession } from './session';
 
 export type SignedIn = 'yes' | 'no' | 'unknown';
@@ -125,8 +126,8 @@ export interface Phones {
 
 /** Events of phone access (app/phones.go): its address taken by another copy of Ensemble with
  * this computer's phone key (data: {status, sentence}), and a new address. */
-export const PHONE_TAKEN_EVENT = 'phone.taken';
-export const PHONE_ROTATED_EVENT = 'phone.rotated';
+export const PHONE_TAKEN_EVENT = PHONE_TAKEN;
+export const PHONE_ROTATED_EVENT = PHONE_ROTATED;
 
 /** A new phone address (POST /api/pair/rotate). */
 export interface Rotated {
