@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/skills"
 )
 
 // turnPrep is what a turn works from besides its history (spec 000 §3): the instructions' lasting
@@ -77,7 +78,7 @@ func (s *Service) prepare(ctx context.Context, convID string, req TurnRequest) *
 	if s.cfg.Tools.Get("hub_how_to") != nil {
 		parts = append(parts, playbookIndex(builtinPlaybooks))
 	}
-	if sks, err := s.skills(ctx, MaxNamedSkills); err != nil {
+	if sks, err := s.skills(ctx, skills.MaxNamed); err != nil {
 		s.cfg.Log.Warn("assistant: list skills", "err", err)
 	} else if b := skillsBlock(sks); b != "" && s.cfg.Tools.Get("hub_read_skill") != nil {
 		parts = append(parts, b)
