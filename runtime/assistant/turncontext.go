@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/playbooks"
 	"github.com/ensemblework/ensemble/runtime/skills"
 )
 
@@ -23,7 +24,7 @@ type turnPrep struct {
 	context string
 	shown   []string
 	allows  func(*Tool) bool // the settings' allowed write areas
-	loaded  []*Playbook
+	loaded  []*playbooks.Playbook
 	all     bool
 	refs    *refSet
 	message string
@@ -129,7 +130,7 @@ func (p *turnPrep) reply(text string) string { return titled(text, p.refs, p.mes
 
 // turnContext is the block in front of the person's message: today with its weekday, week and time
 // zone, then the preloaded playbooks as guides.
-func turnContext(now time.Time, guides []*Playbook) string {
+func turnContext(now time.Time, guides []*playbooks.Playbook) string {
 	zone, off := now.Zone()
 	sign := "+"
 	if off < 0 {
