@@ -17,6 +17,22 @@ import (
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
+// byPerson is who a test's own writes are recorded as.
+var byPerson = ledger.Actor{Kind: ledger.Person}
+
+// raw is input as JSON: a string as it is, anything else marshalled.
+func raw(t *testing.T, input any) json.RawMessage {
+	t.Helper()
+	if s, ok := input.(string); ok {
+		return json.RawMessage(s)
+	}
+	b, err := json.Marshal(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 type fixture struct {
 	st  *store.Store
 	rec *records.Service
@@ -260,19 +276,6 @@ func TestNudgeAndHistory(t *testing.T) {
 	last := f.srv.Requests()[3]
 	if len(last.Messages) < 3 {
 		t.Fatalf("history not sent: %+v", last.Messages)
-	}
-}
-
-func TestTitleList(t *testing.T) {
-	if got := titleList([]string{"a", "b", "c", "d", "e", "f", "g"}); got != "“a”, “b”, “c”, “d”, “e” and 2 more" {
-		t.Fatal(got)
-	}
-	if got := titleList([]string{"x", "x"}); got != "“x” and “x (2)”" {
-		t.Fatal(got)
-	}
-	s := strings.Repeat("a", 5000) + strings.Repeat("z", 5000)
-	if h := headAndTail(s, MaxToolResultChars); len([]rune(h)) > MaxToolResultChars || !strings.HasPrefix(h, "aaa") || !strings.HasSuffix(h, "zzz") {
-		t.Fatal("headAndTail")
 	}
 }
 

@@ -1,7 +1,6 @@
 package assistant
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ensemblework/ensemble/runtime/playbooks"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // Playbooks (runtime/playbooks) are routed here: a message preloads the ones it points at, and a
@@ -112,7 +112,7 @@ func toolsetsOff() bool { return strings.EqualFold(os.Getenv("ENSEMBLE_ASSISTANT
 // shownTools is which tool schemas a request carries: the core tools, the loaded playbooks' tools,
 // then any registered tool no playbook names (a tool not yet given a playbook is never hidden), at
 // most MaxToolSchemas, each once and only if registered. all shows every registered tool.
-func shownTools(reg *Registry, loaded []*playbooks.Playbook, pbs []*playbooks.Playbook, all bool) []string {
+func shownTools(reg *tools.Registry, loaded []*playbooks.Playbook, pbs []*playbooks.Playbook, all bool) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(n string) {
@@ -158,45 +158,15 @@ func guide(p *playbooks.Playbook) string {
 	return fmt.Sprintf("<guide name=%q>\n%s\n</guide>", p.Name, p.Body)
 }
 
-// howToIn is hub_how_to's input.
-type howToIn struct {
-	Name string `json:"name" check:"minLength=1" jsonschema:"the playbook's name"`
-}
-
-func howToTool() Tool {
-	var names []string
-	for _, p := range builtinPlaybooks {
-		names = append(names, p.Name+" ("+p.Title+")")
-	}
-	return typedTool(Tool{
-		Name: "hub_how_to",
-		Area: "skills", // playbooks are the built-in skills (spec 000 intro)
-		Risk: RiskLow,
-		Description: "Load a playbook: how to use the tools for one kind of request, and the tools it needs for the rest of this turn. " +
-			"Playbooks: " + strings.Join(names, ", ") + ".",
-	}, Typed[howToIn]{
-		Run: func(ctx context.Context, tc *ToolContext, in howToIn) (Result, error) {
-			p := playbooks.Find(builtinPlaybooks, in.Name)
-			if p == nil {
-				var names []string
-				for _, p := range builtinPlaybooks {
-					names = append(names, p.Name)
-				}
-				return Result{}, fmt.Errorf("There is no playbook named %q; the playbooks are %s.", in.Name, strings.Join(names, ", "))
-			}
-			return Result{Summary: fmt.Sprintf("Read the playbook %s.", quoted(p.Title)),
-				Data: map[string]any{"name": p.Name, "tools": p.Tools, "guide": p.Body}}, nil
-		},
-	})
-}
-
 // loadedBy returns the playbook a successful hub_how_to call loaded, or nil.
 func loadedBy(name string, input json.RawMessage, isErr bool) *playbooks.Playbook {
 	if name != "hub_how_to" || isErr {
 		return nil
 	}
-	in, err := decodeInput[howToIn](input)
-	if err != nil {
+	var in struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
 		return nil
 	}
 	return playbooks.Find(builtinPlaybooks, in.Name)

@@ -1,11 +1,14 @@
 package assistant
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/ensemblework/ensemble/runtime/playbooks"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 func TestRoutePlaybooks(t *testing.T) {
@@ -80,7 +83,7 @@ func TestPlaybookScore(t *testing.T) {
 // The embedded playbooks parse, name only tools the Hub has (hub_web_search may come later), and
 // route the requests they are for.
 func TestBuiltinPlaybooks(t *testing.T) {
-	reg := HubTools()
+	reg := tools.HubTools()
 	if len(builtinPlaybooks) < 4 {
 		t.Fatalf("%d playbooks", len(builtinPlaybooks))
 	}
@@ -119,7 +122,7 @@ func TestBuiltinPlaybooks(t *testing.T) {
 }
 
 func TestShownTools(t *testing.T) {
-	reg := HubTools()
+	reg := tools.HubTools()
 	week := playbooks.Find(builtinPlaybooks, "week")
 	shown := shownTools(reg, nil, builtinPlaybooks, false)
 	for _, n := range []string{"hub_how_to", "hub_read_skill", "hub_list_tasks"} {
@@ -138,9 +141,11 @@ func TestShownTools(t *testing.T) {
 	}
 
 	// However many tools there are, a request carries at most MaxToolSchemas.
-	big := NewRegistry()
+	big := tools.NewRegistry()
 	for i := range 200 {
-		if err := big.Register(Tool{Name: fmt.Sprintf("t%03d", i), Area: "skills", Risk: RiskLow, Schema: []byte(`{"type":"object"}`), Run: readSkillTool().Run}); err != nil {
+		if err := big.Register(tools.Tool{Name: fmt.Sprintf("t%03d", i), Area: "skills", Risk: tools.RiskLow, Schema: []byte(`{"type":"object"}`), Run: func(context.Context, *tools.ToolContext, json.RawMessage) (tools.Result, error) {
+			return tools.Result{}, nil
+		}}); err != nil {
 			t.Fatal(err)
 		}
 	}

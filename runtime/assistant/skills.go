@@ -2,7 +2,6 @@ package assistant
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -50,35 +49,4 @@ func skillsBlock(sks []skills.Skill) string {
 		fmt.Fprintf(&b, "\n- %s: %s", sk.Name, sk.Title)
 	}
 	return b.String()
-}
-
-// SkillReader reads one personal skill; *Service is one.
-type SkillReader interface {
-	Skill(ctx context.Context, name string) (skills.Skill, error)
-}
-
-// readSkillIn is hub_read_skill's input.
-type readSkillIn struct {
-	Name string `json:"name" check:"minLength=1" jsonschema:"the skill's name"`
-}
-
-func readSkillTool() Tool {
-	return typedTool(Tool{
-		Name:        "hub_read_skill",
-		Area:        "skills",
-		Risk:        RiskLow,
-		Description: "Read one of the person's personal skills (their saved instructions, named in the instructions) by its name.",
-	}, Typed[readSkillIn]{
-		Run: func(ctx context.Context, tc *ToolContext, in readSkillIn) (Result, error) {
-			if tc.Skills == nil {
-				return Result{}, errors.New("Personal skills cannot be read in this turn.")
-			}
-			sk, err := tc.Skills.Skill(ctx, in.Name)
-			if err != nil {
-				return Result{}, err
-			}
-			return Result{Summary: fmt.Sprintf("Read the skill %s.", quoted(sk.Title)),
-				Data: map[string]any{"name": sk.Name, "title": sk.Title, "instructions": sk.Body}}, nil
-		},
-	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/models"
 	"github.com/ensemblework/ensemble/runtime/playbooks"
 	"github.com/ensemblework/ensemble/runtime/skills"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // turnPrep is what a turn works from besides its history (spec 000 §3): the instructions' lasting
@@ -23,7 +24,7 @@ type turnPrep struct {
 	// keeps their text alone.
 	context string
 	shown   []string
-	allows  func(*Tool) bool // the settings' allowed write areas
+	allows  func(*tools.Tool) bool // the settings' allowed write areas
 	loaded  []*playbooks.Playbook
 	all     bool
 	refs    *refSet
@@ -57,7 +58,7 @@ func (s *Service) prepare(ctx context.Context, convID string, req TurnRequest) *
 			continue
 		}
 		if title, err := s.cfg.Records.Title(ctx, kind, id); err == nil {
-			p.refs.add(Ref{Kind: kind, ID: id, Title: title})
+			p.refs.add(tools.Ref{Kind: kind, ID: id, Title: title})
 		}
 	}
 	path := req.Path
@@ -91,23 +92,23 @@ func (s *Service) prepare(ctx context.Context, convID string, req TurnRequest) *
 }
 
 // linkedRefs are the records a text links with a title: [Title](ensemble://kind/id).
-func linkedRefs(text string) []Ref {
-	var out []Ref
+func linkedRefs(text string) []tools.Ref {
+	var out []tools.Ref
 	for _, m := range titledLinkRe.FindAllStringSubmatch(text, -1) {
-		out = append(out, Ref{Kind: m[2], ID: m[3], Title: strings.TrimPrefix(m[1], "@")})
+		out = append(out, tools.Ref{Kind: m[2], ID: m[3], Title: strings.TrimPrefix(m[1], "@")})
 	}
 	return out
 }
 
 // known is a copy of the records the turn knows now, for the "refs" event.
-func (p *turnPrep) known() []Ref { return slices.Clone(p.refs.list) }
+func (p *turnPrep) known() []tools.Ref { return slices.Clone(p.refs.list) }
 
 // tools are the schemas a request carries.
-func (p *turnPrep) tools(reg *Registry) []models.Tool { return reg.Describe(p.shown) }
+func (p *turnPrep) tools(reg *tools.Registry) []models.Tool { return reg.Describe(p.shown) }
 
 // called notes one finished call: its refs become known, and a playbook hub_how_to loaded adds its
 // tools for the rest of the turn.
-func (p *turnPrep) called(reg *Registry, row ToolRow, c models.ToolCall, isErr bool) {
+func (p *turnPrep) called(reg *tools.Registry, row ToolRow, c models.ToolCall, isErr bool) {
 	p.refs.add(row.Refs...)
 	if pb := loadedBy(c.Name, c.Input, isErr); pb != nil && !p.all {
 		for _, l := range p.loaded {
@@ -121,7 +122,7 @@ func (p *turnPrep) called(reg *Registry, row ToolRow, c models.ToolCall, isErr b
 }
 
 // allowed is names without the writes of areas the person turned off: the model is not shown them.
-func (p *turnPrep) allowed(names []string, reg *Registry) []string {
+func (p *turnPrep) allowed(names []string, reg *tools.Registry) []string {
 	return slices.DeleteFunc(names, func(n string) bool { return !p.allows(reg.Get(n)) })
 }
 

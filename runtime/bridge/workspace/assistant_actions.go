@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/ensemblework/ensemble/runtime/assistant"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // fromAssistant are the allowlist's names the assistant has as its own tools, with the group
@@ -27,7 +27,7 @@ var fromAssistant = []struct{ name, group string }{
 // assistantActions returns the allowlist's entries that run the assistant's tools of reg. A name
 // missing from reg is a build that lost a tool the bridge promises: it panics at start, not at a
 // call.
-func assistantActions(reg *assistant.Registry) []*action {
+func assistantActions(reg *tools.Registry) []*action {
 	out := make([]*action, 0, len(fromAssistant))
 	for _, f := range fromAssistant {
 		t := reg.Get(f.name)
@@ -51,7 +51,7 @@ func (s *Service) actWithTool(ctx context.Context, c Caller, a *action, input js
 		return nil, &Refusal{Status: http.StatusBadRequest, Msg: fmt.Sprintf("The input of %s is not right, so nothing was done. %s It takes the inputSchema here.", a.name, err),
 			Extra: map[string]any{"inputSchema": a.schema}}
 	}
-	tc := &assistant.ToolContext{Records: s.rec, Skills: s, Actor: c.Actor}
+	tc := &tools.ToolContext{Records: s.rec, Skills: s, Actor: c.Actor}
 	res, err := a.tool.Call(ctx, tc, input)
 	if err != nil {
 		if ctx.Err() != nil || isRefusal(err) {
@@ -63,7 +63,7 @@ func (s *Service) actWithTool(ctx context.Context, c Caller, a *action, input js
 	}
 	out := map[string]any{"action": a.name, "result": res, "notice": NotInstructions}
 	if a.write {
-		out["undoable"] = a.tool.Undoable == assistant.Undoable
+		out["undoable"] = a.tool.Undoable == tools.Undoable
 		out["ledgerGroup"] = res.Group
 	}
 	return out, nil
