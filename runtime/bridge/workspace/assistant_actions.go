@@ -9,10 +9,11 @@ import (
 	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
-// fromAssistant are the allowlist's names the assistant has as its own tools, with the group
-// ensemble_actions lists them in. The bridge runs the assistant's tool itself, so an editor gets its
-// schema, its checks (a task named by title becomes its id, or a sentence says why not), its Undo
-// group and the live refresh, exactly as in Ensemble's chat. Names the assistant keeps to itself
+// fromAssistant are the allowlist's names that are the assistant's Hub tools (runtime/tools), with
+// the group ensemble_actions lists them in. The bridge runs the tool itself, from the registry the
+// assistant's turn loop calls (without importing the loop), so an editor gets its schema, its
+// checks (a task named by title becomes its id, or a sentence says why not), its Undo group and
+// the live refresh, exactly as in Ensemble's chat. Names the assistant keeps to itself
 // (hub_read_web_page, hub_assign_to_agent, hub_run_workflow) are not here: see notOffered.
 var fromAssistant = []struct{ name, group string }{
 	{"hub_how_to", "guides"},
@@ -32,7 +33,7 @@ func assistantActions(reg *tools.Registry) []*action {
 	for _, f := range fromAssistant {
 		t := reg.Get(f.name)
 		if t == nil {
-			panic(fmt.Sprintf("workspace: the assistant has no tool %s for the bridge's allowlist", f.name))
+			panic(fmt.Sprintf("workspace: the Hub tools have no tool %s for the bridge's allowlist", f.name))
 		}
 		out = append(out, &action{name: t.Name, group: f.group, desc: t.Description, write: t.IsWrite,
 			schema: json.RawMessage(t.Schema), tool: t})

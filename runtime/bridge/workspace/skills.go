@@ -11,9 +11,9 @@ import (
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
-// Skills are the person's own instructions for how they work (the skills table the assistant
-// keeps). They are the one text the bridge labels trusted: the person wrote them. Only the current
-// body is kept, so older bodies are never given.
+// Skills are the person's own instructions for how they work (runtime/skills keeps them). They
+// are the one text the bridge labels trusted: the person wrote them. Only the current body is
+// kept, so older bodies are never given.
 
 // skillCard is a skill in a list: its name (its id), title and handle, without the body.
 type skillCard struct {
@@ -40,8 +40,8 @@ func (s *Service) listSkills(ctx context.Context) ([]skillCard, error) {
 }
 
 // Skill reads one skill's current body, by name or handle; a name that is not saved is a
-// not-found problem. It makes the Service the assistant's SkillReader, so hub_read_skill runs
-// from the bridge as it runs in the assistant.
+// not-found problem. It makes the Service a tools.SkillReader, so hub_read_skill runs from the
+// bridge as it runs in the assistant.
 func (s *Service) Skill(ctx context.Context, name string) (skills.Skill, error) {
 	name = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), "ensemble://skill/")))
 	sk, err := skills.Read(ctx, s.db, name)
