@@ -1,3 +1,8 @@
+// Package assistant is Ensemble's assistant: the loop that answers one turn with a model, calling
+// the tools of runtime/tools, and what a turn leaves behind: conversations, held writes (Apply in
+// the chat or an answer on Needs me), a held workflow's steps, settings, and turns run on the
+// person's own AI plan. It routes a message to the playbooks (runtime/playbooks) and names the
+// person's skills (runtime/skills) in its instructions.
 package assistant
 
 import (

@@ -23,8 +23,8 @@ func HubTools() *Registry {
 			panic(err)
 		}
 	}
-	// Playbooks and personal skills (playbooks.go, skills.go), and ordered workflows over the
-	// writes above (workflow.go).
+	// Playbooks and personal skills (tools_playbooks.go, tools_skills.go), and ordered workflows
+	// over the writes above (workflow.go).
 	for _, t := range []Tool{howToTool(), readSkillTool(), workflowTool(r)} {
 		if err := r.Register(t); err != nil {
 			panic(err)
