@@ -15,23 +15,14 @@ import (
 	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
+	"github.com/ensemblework/ensemble/runtime/tools/toolstest"
 )
 
 // byPerson is who a test's own writes are recorded as.
 var byPerson = ledger.Actor{Kind: ledger.Person}
 
-// raw is input as JSON: a string as it is, anything else marshalled.
-func raw(t *testing.T, input any) json.RawMessage {
-	t.Helper()
-	if s, ok := input.(string); ok {
-		return json.RawMessage(s)
-	}
-	b, err := json.Marshal(input)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+// raw is a tool's input as JSON.
+var raw = toolstest.Input
 
 type fixture struct {
 	st  *store.Store

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
+	"github.com/ensemblework/ensemble/runtime/tools/toolstest"
 )
 
 // toolEnv runs tools straight against a records service on a fresh SQLite file, as a turn would:
@@ -48,17 +48,8 @@ func (e *toolEnv) tool(t *testing.T, name string) *Tool {
 	return tl
 }
 
-func raw(t *testing.T, input any) json.RawMessage {
-	t.Helper()
-	if s, ok := input.(string); ok {
-		return json.RawMessage(s)
-	}
-	b, err := json.Marshal(input)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+// raw is a tool's input as JSON.
+var raw = toolstest.Input
 
 // call validates input and runs the tool. A schema refusal comes back as the error.
 func (e *toolEnv) call(t *testing.T, name string, input any) (Result, error) {
