@@ -47,6 +47,9 @@ Ensemble checks every 10 minutes; --refresh checks now.`,
 			fmt.Fprintln(tw, "AGENT\tINSTALLED\tVERSION\tSIGNED IN\tSANDBOX\tSIGN IN WITH")
 			var problems []string
 			for _, a := range list.Agents {
+				if a.Installed && a.Problem != "" {
+					problems = append(problems, a.Name+": "+a.Problem)
+				}
 				if a.Installed && a.Sandbox != nil && !a.Sandbox.OK {
 					problems = append(problems, a.Name+": "+a.Sandbox.Problem)
 				}

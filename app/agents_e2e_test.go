@@ -1,10 +1,12 @@
 package app
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,6 +173,10 @@ func runsUnderTheJudge(t *testing.T, a agentUnderJudge) {
 		if j.Summary != "Made the file." {
 			t.Errorf("summary %q", j.Summary)
 		}
+		// The trace names the command the agent ran (OpenCode first says only its folder).
+		if in := toolInputs(t, c, j.ID); !strings.Contains(strings.Join(in, "\n"), "touch made_by_agent.txt") {
+			t.Errorf("the trace's tool calls do not name the command: %q", in)
+		}
 		// What the agent itself says it ran with (spec 003 §3.4): at least its model.
 		if j.Observed.Model == "" {
 			t.Errorf("%s reported no model: %+v", a.name, j.Observed)
@@ -252,4 +258,36 @@ func toldModel(model *enginetest.Server, since int, s string) string {
 		}
 	}
 	return ""
+}
+
+// toolInputs are the data of a run's run.tool_start events, from its stream up to the end of the
+// replay.
+func toolInputs(t *testing.T, c *client, id string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", c.f.URL+"/api/agent/jobs/"+id+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+c.f.Token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out []string
+	kind := ""
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if k, ok := strings.CutPrefix(line, "event: "); ok {
+			kind = k
+			if k == "run.ended" {
+				break
+			}
+		}
+		if d, ok := strings.CutPrefix(line, "data: "); ok && kind == "run.tool_start" {
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -27,6 +27,9 @@ func TestAgentsListsInstalledCLIs(t *testing.T) {
 	home := t.TempDir() // nobody signed in here
 	t.Setenv("HOME", home)
 	t.Setenv("SHELL", "/bin/false") // the login shell's PATH would be this machine's, not the test's
+	// A key only in Ensemble's environment: runs go without it (spec 003 §6), so Claude Code is
+	// not signed in for them, and the list says how to give Claude Code a key.
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-only-in-the-environment")
 	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: t.TempDir(), Addr: "127.0.0.1:0",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -43,6 +46,7 @@ func TestAgentsListsInstalledCLIs(t *testing.T) {
 		`(?m)^codex\s+yes\s+0\.171\.0\s+no\s+Ensemble's\s+codex login$`,
 		`(?m)^opencode\s+yes\s+1\.18\.33\s+on first use\s+Ensemble's\s+opencode auth login$`,
 		`(?m)^gemini\s+no\s+-\s+-\s+-\s+gemini$`,
+		`(?m)^claude: Claude Code is not signed in for Ensemble's runs: they go without ANTHROPIC_API_KEY .*"apiKeyHelper"`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("no line matching %s", want)

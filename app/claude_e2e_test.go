@@ -163,10 +163,10 @@ func TestClaudeRunsUnderTheJudge(t *testing.T) {
 
 	t.Run("RunsOwnMCPServer", func(t *testing.T) {
 		model.Script(
-			enginetest.ToolCall("mcp__ensemble__ask_person", map[string]any{
+			enginetest.ToolCall("mcp__ensemble_run__ask_person", map[string]any{
 				"question": "Ship it today?", "options": []string{"Yes", "Wait"}, "recommended": 1}),
-			enginetest.ToolCall("mcp__ensemble__attach_evidence", map[string]any{"path": "notes.txt", "kind": "log", "caption": "the notes"}).WhenLastUser("Yes"),
-			enginetest.ToolCall("mcp__ensemble__report_result", map[string]any{
+			enginetest.ToolCall("mcp__ensemble_run__attach_evidence", map[string]any{"path": "notes.txt", "kind": "log", "caption": "the notes"}).WhenLastUser("Yes"),
+			enginetest.ToolCall("mcp__ensemble_run__report_result", map[string]any{
 				"outcome": "done", "summary": "Shipped after the person said yes.",
 				"checks": []any{map[string]any{"name": "asked first", "verdict": "pass"}}}).WhenLastUser("evd_"),
 			enginetest.Say("Reported.").WhenLastUser("Report kept"),
@@ -217,6 +217,27 @@ func TestClaudeRunsUnderTheJudge(t *testing.T) {
 		}
 		if !seen {
 			t.Error("the continued session's request does not carry the earlier conversation")
+		}
+	})
+
+	t.Run("DeletedSessionIsDeletedAtClaude", func(t *testing.T) {
+		home, _ := os.UserHomeDir()
+		transcripts := func() []string {
+			found, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", first.SessionID+".jsonl"))
+			return found
+		}
+		if len(transcripts()) == 0 {
+			t.Fatalf("no transcript of session %s under %s", first.SessionID, home)
+		}
+		if err := c.do(context.Background(), "DELETE", "/api/agent/sessions/"+first.ID, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for len(transcripts()) > 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if left := transcripts(); len(left) > 0 {
+			t.Errorf("Claude Code's transcript is still there after the session was deleted: %v", left)
 		}
 	})
 }

@@ -25,9 +25,11 @@ func TestMCPSetup(t *testing.T) {
 		"windsurf": `"ENSEMBLE_KEY": "${env:ENSEMBLE_KEY}"`,
 		"zed":      `"context_servers"`,
 		"codex":    `env_vars = ["ENSEMBLE_KEY"]`,
+		"opencode": `"ENSEMBLE_KEY": "{env:ENSEMBLE_KEY}"`,
 	} {
 		t.Run(client, func(t *testing.T) {
 			t.Setenv("HOME", t.TempDir())
+			t.Setenv("CODEX_HOME", "")
 			t.Setenv("ENSEMBLE_KEY", "ens_secretsecretsecretsecretsecret")
 			code, out := ensemble(t, "mcp", "setup", client, "--print")
 			if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, `mcp`) || strings.Contains(out, "ens_secret") {
@@ -40,7 +42,9 @@ func TestMCPSetup(t *testing.T) {
 	t.Chdir(dir)
 	t.Setenv("ENSEMBLE_KEY", "ens_secretsecretsecretsecretsecret")
 	os.WriteFile(".mcp.json", []byte(`{"mcpServers":{"other":{"command":"x"}}}`), 0o644)
-	if code, out := ensemble(t, "mcp", "setup", "claude"); code != 0 || !strings.Contains(out, "Configured Claude Code") {
+	t.Setenv("CODEX_HOME", "")
+	code, out := ensemble(t, "mcp", "setup", "claude")
+	if code != 0 || !strings.Contains(out, "Configured Claude Code") || !strings.Contains(out, "Still to do: Claude Code starts a project's .mcp.json servers only once you approve them") {
 		t.Fatalf("setup claude: %d %q", code, out)
 	}
 	b, _ := os.ReadFile(".mcp.json")
@@ -64,6 +68,29 @@ func TestMCPSetup(t *testing.T) {
 	b, _ = os.ReadFile(filepath.Join(home, ".codex", "config.toml"))
 	if s := string(b); strings.Contains(s, `"old"`) || !strings.Contains(s, "[mcp_servers.other]") || !strings.Contains(s, `model = "o3"`) || strings.Count(s, "[mcp_servers.ensemble]") != 1 {
 		t.Errorf("config.toml = %s", s)
+	}
+	// Codex's file is where Codex reads it: $CODEX_HOME when that is set.
+	codexHome := t.TempDir()
+	t.Setenv("CODEX_HOME", codexHome)
+	if code, out := ensemble(t, "mcp", "setup", "codex"); code != 0 || !strings.Contains(out, filepath.Join(codexHome, "config.toml")) {
+		t.Fatalf("setup codex with CODEX_HOME: %d %q", code, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(codexHome, "config.toml")); err != nil || !strings.Contains(string(b), "[mcp_servers.ensemble]") {
+		t.Errorf("$CODEX_HOME/config.toml = %s (%v)", b, err)
+	}
+	// Each client's one step left: Gemini CLI's trust of the folder, with the project's file or the home folder's.
+	for _, user := range []bool{false, true} {
+		args := []string{"mcp", "setup", "gemini"}
+		if user {
+			args = append(args, "--user")
+		}
+		if code, out := ensemble(t, args...); code != 0 || !strings.Contains(out, "Still to do: Gemini CLI starts MCP servers") || !strings.Contains(out, "trust") {
+			t.Errorf("setup gemini (user %v): %d %q", user, code, out)
+		}
+	}
+	// --check of a client with no list command reads the file.
+	if code, out := ensemble(t, "mcp", "setup", "--check", "cursor"); code != 1 || !strings.Contains(out, "has no ensemble entry: run `ensemble mcp setup cursor`") {
+		t.Errorf("check cursor: %d %q", code, out)
 	}
 	if code, out := ensemble(t, "mcp", "setup", "notepad"); code != 1 || !strings.Contains(out, "not a client setup knows") {
 		t.Errorf("unknown client: %d %q", code, out)

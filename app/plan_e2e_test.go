@@ -28,8 +28,8 @@ type planAgent struct {
 	// a few that act on nothing (MCP resource listing, asking the person, viewing a picture), and
 	// Ensemble declines every approval it asks for.
 	toolsOff bool
-	// mcp is how the agent names Ensemble's tools to its model: "mcp__ensemble__" (Claude Code,
-	// Codex), "ensemble_" (OpenCode), "mcp_ensemble_" (Gemini CLI).
+	// mcp is how the agent names Ensemble's tools to its model: "mcp__ensemble_run__" (Claude Code,
+	// Codex), "ensemble_run_" (OpenCode), "mcp_ensemble_run_" (Gemini CLI).
 	mcp string
 	// inMessage: Ensemble's instructions lead the session's first message (an ACP agent takes
 	// no system prompt from its client), so the agent's own system prompt stays before them.
@@ -60,7 +60,7 @@ func TestAssistantOnPlans(t *testing.T) {
 func planAgents() []planAgent {
 	return []planAgent{{
 		provider: "claude-code", agent: "claude", pkg: "@anthropic-ai/claude-code", version: "2.1.197", bin: "claude",
-		model: "claude-sonnet-4-5", toolsOff: true, mcp: "mcp__ensemble__",
+		model: "claude-sonnet-4-5", toolsOff: true, mcp: "mcp__ensemble_run__",
 		driver: func(bin string, log *slog.Logger) engines.Driver {
 			return claude.New(claude.WithBinary(bin), claude.WithLogger(log))
 		},
@@ -75,12 +75,12 @@ func planAgents() []planAgent {
 		driver: func(bin string, log *slog.Logger) engines.Driver {
 			return codex.New(codex.WithBinary(bin), codex.WithLogger(log))
 		},
-		setup: codexSetup("scripted-model"), mcp: "mcp__ensemble__",
+		setup: codexSetup("scripted-model"), mcp: "mcp__ensemble_run__",
 	}, {
 		// A chat turn's permission rules deny OpenCode's own tools, so it offers its model none.
 		// Its model is the test provider's.
 		provider: "opencode", agent: "opencode", pkg: "opencode-ai", version: "1.18.33", bin: "opencode",
-		model: "fake/fake-model", mcp: "ensemble_", inMessage: true, toolsOff: true,
+		model: "fake/fake-model", mcp: "ensemble_run_", inMessage: true, toolsOff: true,
 		driver: acpDriver("opencode"),
 		setup: func(t *testing.T, url string) {
 			home, env := enginetest.OpencodeEnv(t, url)
@@ -90,7 +90,7 @@ func planAgents() []planAgent {
 		// A chat turn's admin policy denies Gemini CLI's own tools, so it offers its model none. A
 		// pinned model skips Gemini's model router.
 		provider: "gemini-cli", agent: "gemini", pkg: "@google/gemini-cli", version: "0.61.0", bin: "gemini",
-		model: "gemini-2.5-flash", mcp: "mcp_ensemble_", inMessage: true, toolsOff: true,
+		model: "gemini-2.5-flash", mcp: "mcp_ensemble_run_", inMessage: true, toolsOff: true,
 		driver: acpDriver("gemini"),
 		setup: func(t *testing.T, url string) {
 			home, env := enginetest.GeminiEnv(t, url)

@@ -51,8 +51,9 @@ Every tool call the agent wants to make goes to Ensemble's judge under the run's
   ask         edits and commands wait for you (the default)
   review      the agent works freely inside the folder; you review at the end
   unattended  the agent works on its own; questions take their recommended answer
-When the judge asks you, the question appears here and you answer it inline (or from
-the window, a phone, or 'ensemble needs'); the first answer wins.
+When the judge asks you, the question appears here and you answer it inline by typing
+its number (Enter alone chooses nothing), or from the window, a phone, or 'ensemble needs';
+the first answer wins, and one given elsewhere takes the question off this terminal.
 
 The run works in the folder you name (default: this one), in a git worktree of it on a
 new branch ensemble/<id> (--worktree), or in a fresh folder of its own (--workspace). One
@@ -315,11 +316,18 @@ func followRun(ctx context.Context, c *client, id string, in io.Reader, out io.W
 	pr, pw := io.Pipe()
 	go func() { _, err := io.Copy(pw, in); pw.CloseWithError(err) }()
 	context.AfterFunc(ctx, func() { pw.CloseWithError(io.EOF) })
-	rd := bufio.NewReader(pr)
+	lines := make(chan typedLine) // unbuffered: a line is taken only when a prompt waits for it
+	go readLines(streams, bufio.NewReader(pr), lines)
+	q := &inlineQuestions{c: c, out: out}
 	needsOn := false
 	for {
+		var typed <-chan typedLine
+		if q.asking() {
+			typed = lines
+		}
 		select {
 		case <-ctx.Done():
+			q.breakLine()
 			fmt.Fprintln(out, "\nStopping the run…")
 			stopCtx, done := context.WithTimeout(context.Background(), 15*time.Second)
 			defer done()
@@ -338,6 +346,7 @@ func followRun(ctx context.Context, c *client, id string, in io.Reader, out io.W
 				if runErr == nil {
 					runErr = errors.New("Ensemble closed it")
 				}
+				q.breakLine()
 				return "", fmt.Errorf("the run's event stream ended before the run did (%v); follow it in the window", runErr)
 			}
 			if !needsOn {
@@ -348,26 +357,29 @@ func followRun(ctx context.Context, c *client, id string, in io.Reader, out io.W
 			}
 			var t jobs.Trace
 			json.Unmarshal(ev.data, &t)
+			if ev.kind == jobs.KindEnded {
+				q.breakLine()
+			}
 			if line := traceLine(ev.kind, t); line != "" {
-				fmt.Fprintln(out, line)
+				q.print(line)
 			}
 			if ev.kind == jobs.KindEnded {
 				return t.Status, nil
 			}
 		case ev := <-needCh:
-			if ev.kind != "needs.created" {
-				continue
-			}
 			var d needs.Decision
-			if json.Unmarshal(ev.data, &d) != nil || d.Source.RunID != id || d.Status != needs.Open {
+			if !strings.HasPrefix(ev.kind, "needs.") || json.Unmarshal(ev.data, &d) != nil || d.Source.RunID != id {
 				continue
 			}
-			fmt.Fprintln(out)
-			printDecision(out, d)
-			if _, quit, err := askOne(ctx, c, rd, out, d); err != nil && ctx.Err() == nil {
+			switch {
+			case ev.kind == "needs.created" && d.Status == needs.Open:
+				q.add(d)
+			case d.Status != needs.Open:
+				q.settle(d)
+			}
+		case l := <-typed:
+			if err := q.line(ctx, l.text, l.end); err != nil && ctx.Err() == nil {
 				return "", err
-			} else if quit {
-				fmt.Fprintln(out, "  Left for later: answer it in the window or with 'ensemble needs'.")
 			}
 		}
 	}

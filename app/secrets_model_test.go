@@ -57,7 +57,7 @@ func TestKeptSecretsNeverReachAModel(t *testing.T) {
 		t.Setenv("TMPDIR", t.TempDir())
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
 		keptSecretsChat(t, model, map[string]engines.Driver{"claude": claude.New(claude.WithBinary(bin), claude.WithLogger(log))},
-			"claude-code", "claude-sonnet-4-5", "", "mcp__ensemble__")
+			"claude-code", "claude-sonnet-4-5", "", "mcp__ensemble_run__")
 	})
 }
 

@@ -87,14 +87,30 @@ type Enforcement struct {
 // ContextLong is Spec.Context for a model's long context window.
 const ContextLong = "long"
 
+// OwnServer is the name a run's own MCP server (and a chat turn's) goes by when MCPServer.Name
+// is empty. It is not "ensemble", the name `ensemble mcp setup` gives a person's own entry for
+// the context bridge: Codex merges a thread's servers into config.toml's by name, and a url from
+// the run on a command from the person is a server it cannot start; Claude Code and Gemini CLI
+// would let the run's shadow the person's. The judge passes its tools by this name
+// (judge.OwnServer, kept equal by a test in runtime/jobs).
+const OwnServer = "ensemble_run"
+
 // MCPServer is an MCP server the agent should start over stdio, or reach over HTTP.
 type MCPServer struct {
-	Name    string
+	Name    string // "" for OwnServer
 	Command string
 	Args    []string
 	Env     map[string]string
 	URL     string // for a loopback HTTP server instead of a command
 	Headers map[string]string
+}
+
+// ServerName is the name the agent knows the server by: Name, else OwnServer.
+func (m MCPServer) ServerName() string {
+	if m.Name != "" {
+		return m.Name
+	}
+	return OwnServer
 }
 
 // Run is a running agent.
@@ -244,6 +260,18 @@ func (e noSandbox) Is(target error) bool { return target == ErrNoSandbox }
 type Detector interface {
 	Detect(ctx context.Context, home string) Detection
 }
+
+// SessionDeleter is a driver that can delete one of its agent's own sessions (Claude Code's
+// transcript, a Codex thread, an OpenCode or Gemini CLI session), so a session deleted in
+// Ensemble is gone at the agent too.
+type SessionDeleter interface {
+	// DeleteSession deletes the agent's session id, made in folder. A session the agent no longer
+	// has is no error: it is gone. An error is worth trying again later.
+	DeleteSession(ctx context.Context, id, folder string) error
+}
+
+// ErrNoSession is returned by a SessionDeleter for an id that cannot be a session of its agent.
+var ErrNoSession = errors.New("not a session id of this agent")
 
 // Detection is what a Detector found.
 type Detection struct {

@@ -111,12 +111,18 @@ func (c *client) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) 
 		tc := u.ToolCall
 		t := c.toolLocked(string(tc.ToolCallId))
 		t.merge(&tc.Title, &tc.Kind, &tc.Status, tc.RawInput, tc.RawOutput, tc.Locations, tc.Content)
+		if !emptyRaw(tc.RawInput) {
+			t.shown = tc.RawInput
+		}
 		c.progressLocked(t)
 	case u.ToolCallUpdate != nil:
 		c.flushLocked()
 		tu := u.ToolCallUpdate
 		t := c.toolLocked(string(tu.ToolCallId))
 		t.merge(tu.Title, tu.Kind, tu.Status, tu.RawInput, tu.RawOutput, tu.Locations, tu.Content)
+		if !emptyRaw(tu.RawInput) {
+			t.shown = tu.RawInput
+		}
 		c.progressLocked(t)
 	case u.UsageUpdate != nil:
 		uu := u.UsageUpdate
@@ -155,12 +161,15 @@ func (c *client) toolLocked(id string) *tool {
 
 // progressLocked sends tool_start the first time a call is seen, and tool_end when it finishes.
 func (c *client) progressLocked(t *tool) {
-	if !t.started {
-		t.started = true
+	if !t.seen {
+		t.seen = true
 		c.order = append(c.order, t.id)
+	}
+	if !t.started && !t.awaitsCommand() {
+		t.started = true
 		c.event(engines.Event{Kind: engines.EventToolStart, Tool: t.name(), ToolID: t.id, Input: t.input()})
 	}
-	if !t.ended && (t.status == acpsdk.ToolCallStatusCompleted || t.status == acpsdk.ToolCallStatusFailed) {
+	if t.started && !t.ended && t.done() {
 		t.ended = true
 		c.event(engines.Event{Kind: engines.EventToolEnd, Tool: t.name(), ToolID: t.id, Output: t.output(),
 			Failed: t.status == acpsdk.ToolCallStatusFailed})
@@ -202,6 +211,10 @@ func (c *client) endTurn() {
 	c.msgID = ""
 	for _, id := range c.order {
 		if t := c.tools[id]; !t.ended {
+			if !t.started {
+				t.started = true
+				c.event(engines.Event{Kind: engines.EventToolStart, Tool: t.name(), ToolID: t.id, Input: t.input()})
+			}
 			t.ended = true
 			c.event(engines.Event{Kind: engines.EventToolEnd, Tool: t.name(), ToolID: t.id, Failed: true,
 				Output: "The turn ended before the call finished."})

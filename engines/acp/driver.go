@@ -299,10 +299,7 @@ func (r *run) Stop(ctx context.Context) error {
 // writeMCPConfig writes the run's MCP server as Copilot's --additional-mcp-config file (mode 0600),
 // with a day's timeout so ask_person waits for the person.
 func writeMCPConfig(dir string, m engines.MCPServer) (string, error) {
-	name := m.Name
-	if name == "" {
-		name = "ensemble"
-	}
+	name := m.ServerName()
 	srv := map[string]any{"tools": []string{"*"}, "timeout": 86400000}
 	if m.URL != "" {
 		srv["type"], srv["url"] = "http", m.URL

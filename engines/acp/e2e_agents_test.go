@@ -62,6 +62,49 @@ func runRealAgent(t *testing.T, a realAgent, bin string) {
 	if a.unsandboxed == "" {
 		timed("Sandboxed", func(t *testing.T) { testSandboxed(t, a.newE2E(t, bin)) })
 	}
+	if a.profile.Delete != nil && a.loads {
+		timed("DeleteSession", func(t *testing.T) { testDeleteSession(t, a.newE2E(t, bin), a.beforeResume) })
+	}
+}
+
+// testDeleteSession deletes the session a run made with the agent's own command: resuming it then
+// reports Gone, and deleting it again is no error. beforeResume, when set, runs before the delete.
+func testDeleteSession(t *testing.T, e *e2e, beforeResume func(*testing.T, *e2e)) {
+	e.server.Script(enginetest.Say("Nothing to do."))
+	first, err := e.run(e.spec("look"))
+	if err != nil || first.SessionID == "" {
+		t.Fatalf("first run: %+v, %v", first, err)
+	}
+	if beforeResume != nil {
+		beforeResume(t, e)
+	}
+	if key := e.env["GEMINI_API_KEY"]; key != "" {
+		// A run's environment goes without GEMINI_API_KEY (spec 003 §6): Gemini CLI reads the
+		// test's key from its own ~/.gemini/.env, as a person's sign-in from its settings.
+		if err := os.WriteFile(filepath.Join(e.home, ".gemini", ".env"), []byte("GEMINI_API_KEY="+key+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := New(e.profile, WithBinary(e.bin))
+	d.environ = func() []string {
+		env := append(os.Environ(), "HOME="+e.home)
+		for k, v := range e.env {
+			env = append(env, k+"="+v)
+		}
+		return env
+	}
+	if err := d.DeleteSession(context.Background(), first.SessionID, e.folder); err != nil {
+		t.Fatalf("DeleteSession: %v", err)
+	}
+	if err := d.DeleteSession(context.Background(), first.SessionID, e.folder); err != nil {
+		t.Errorf("deleting it again: %v", err)
+	}
+	spec := e.spec("carry on")
+	spec.Resume = first.SessionID
+	again, err := e.run(spec)
+	if err != nil || !again.Gone {
+		t.Errorf("resuming the deleted session: got %+v, %v; want Gone", again, err)
+	}
 }
 
 // testSandboxed runs the agent with the sandbox on, whichever confines it here (its own, or

@@ -37,6 +37,7 @@ func TestRealOpencode(t *testing.T) {
 	t.Run("Resume", func(t *testing.T) { testOpencodeResume(t, bin) })
 	t.Run("Stop", func(t *testing.T) { testOpencodeStop(t, bin) })
 	t.Run("EnsemblesSandbox", func(t *testing.T) { testOpencodeSandboxed(t, bin) })
+	t.Run("DeleteSession", func(t *testing.T) { testDeleteSession(t, newOpencodeE2E(t, bin), nil) })
 }
 
 type e2e struct {

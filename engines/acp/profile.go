@@ -1,11 +1,11 @@
 package acp
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ensemblework/ensemble/engines"
 )
@@ -57,6 +57,16 @@ type Profile struct {
 	// ChatArgs, when set, are added to a chat turn's command line (Spec.Chat); it may write the
 	// files they name into dir, the run's own folder, removed when the run ends.
 	ChatArgs func(spec engines.Spec, dir string) ([]string, error)
+	// Delete is the agent's own command that deletes one of its sessions; nil when it has none.
+	Delete *deleteCommand
+}
+
+// deleteCommand deletes one of an agent's sessions, run in the session's folder.
+type deleteCommand struct {
+	Args func(id string) []string
+	// Gone reads what the command printed (standard output and error) and its exit code: the
+	// session is deleted, or the agent has no such session.
+	Gone func(out string, code int) bool
 }
 
 // signedOut is the sentence a run stops with when the agent has no sign-in.
@@ -120,10 +130,7 @@ func Profiles() []Profile {
 			Args: func(spec engines.Spec, mcpFile string) []string {
 				a := []string{"--acp", "--no-auto-update", "--no-ask-user"}
 				if mcpFile != "" {
-					name := spec.MCP.Name
-					if name == "" {
-						name = "ensemble"
-					}
+					name := spec.MCP.ServerName()
 					a = append(a, "--additional-mcp-config", "@"+mcpFile)
 					for _, t := range ensembleTools {
 						a = append(a, "--allow-tool", name+"("+t+")")
@@ -153,6 +160,14 @@ func Profiles() []Profile {
 		},
 		{
 			Name: "gemini", Title: "Gemini CLI", Programs: []string{"gemini"},
+			// Its sessions are the folder's: --delete-session takes the id (or an index) there.
+			Delete: &deleteCommand{
+				Args: func(id string) []string { return []string{"--delete-session", id} },
+				Gone: func(out string, code int) bool {
+					return code == 0 && (strings.Contains(out, "Deleted session") || strings.Contains(out, "No sessions found") ||
+						strings.Contains(out, "Invalid session identifier"))
+				},
+			},
 			Args: func(spec engines.Spec, _ string) []string {
 				return withModel([]string{"--acp", "--approval-mode", "default"}, spec)
 			},
@@ -163,6 +178,10 @@ func Profiles() []Profile {
 		},
 		{
 			Name: "opencode", Title: "OpenCode", Programs: []string{"opencode"},
+			Delete: &deleteCommand{
+				Args: func(id string) []string { return []string{"session", "delete", id} },
+				Gone: func(out string, code int) bool { return code == 0 || strings.Contains(out, "Session not found") },
+			},
 			Args: func(engines.Spec, string) []string { return []string{"acp"} },
 			Env: func(spec engines.Spec) map[string]string {
 				rules := opencodeRules(spec)
@@ -237,7 +256,7 @@ func opencodeRules(spec engines.Spec) string {
 	if !spec.Chat {
 		return opencodePermission
 	}
-	server := cmp.Or(spec.MCP.Name, "ensemble")
+	server := spec.MCP.ServerName()
 	b, _ := json.Marshal(server + "_*")
 	return `{"*":"deny",` + string(b) + `:"allow"}`
 }
@@ -271,7 +290,7 @@ func geminiChatArgs(spec engines.Spec, dir string) ([]string, error) {
 	if err := os.WriteFile(path, []byte(geminiChatPolicy), 0o600); err != nil {
 		return nil, err
 	}
-	return []string{"--admin-policy", path, "--allowed-mcp-server-names", cmp.Or(spec.MCP.Name, "ensemble")}, nil
+	return []string{"--admin-policy", path, "--allowed-mcp-server-names", spec.MCP.ServerName()}, nil
 }
 
 // keyVariables would bill an API account instead of the person's plan, or are Ensemble's own

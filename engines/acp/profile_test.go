@@ -19,7 +19,7 @@ func TestOpencodeRules(t *testing.T) {
 		want string
 	}{
 		{engines.Spec{}, opencodePermission},
-		{engines.Spec{Chat: true}, `{"*":"deny","ensemble_*":"allow"}`},
+		{engines.Spec{Chat: true}, `{"*":"deny","ensemble_run_*":"allow"}`},
 		{engines.Spec{Chat: true, MCP: engines.MCPServer{Name: "hub"}}, `{"*":"deny","hub_*":"allow"}`},
 	} {
 		env := p.Env(c.spec)

@@ -232,10 +232,7 @@ func (s *serve) mcpServers() ([]acpsdk.McpServer, error) {
 	if s.p.MCPFile || (m.URL == "" && m.Command == "") {
 		return []acpsdk.McpServer{}, nil
 	}
-	name := m.Name
-	if name == "" {
-		name = "ensemble"
-	}
+	name := m.ServerName()
 	if m.URL != "" {
 		if !s.caps.McpCapabilities.Http {
 			return nil, fmt.Errorf("%s does not take HTTP MCP servers, so it cannot reach Ensemble's tools (ask_person, report_result); update it and try again", s.p.Title)

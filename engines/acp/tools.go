@@ -15,16 +15,35 @@ import (
 // tool is what the agent has said so far about one tool call: the tool_call and every
 // tool_call_update after it, merged.
 type tool struct {
-	id        string
-	title     string
-	kind      acpsdk.ToolKind
-	rawInput  any
+	id       string
+	title    string
+	kind     acpsdk.ToolKind
+	rawInput any
+	// shown is rawInput as the session's updates last gave it, not a permission request: what the
+	// trace records, the same however the two interleave.
+	shown     any
 	rawOutput any
 	locations []acpsdk.ToolCallLocation
 	content   []acpsdk.ToolCallContent
 	status    acpsdk.ToolCallStatus
+	seen      bool // in the client's order
 	started   bool
 	ended     bool
+}
+
+// awaitsCommand: a command whose command has not come yet. OpenCode's first word on a command is
+// its folder alone ({"cwd":…}) and the command follows in an update; the call's start waits for
+// it, so the trace records the command it ran.
+func (t *tool) awaitsCommand() bool {
+	in, _ := t.shown.(map[string]any)
+	if t.kind != acpsdk.ToolKindExecute || t.done() || len(in) == 0 {
+		return false
+	}
+	return command(in["command"]) == "" && command(in["cmd"]) == "" && backtick.FindStringSubmatch(t.title) == nil
+}
+
+func (t *tool) done() bool {
+	return t.status == acpsdk.ToolCallStatusCompleted || t.status == acpsdk.ToolCallStatusFailed
 }
 
 func (t *tool) merge(title *string, kind *acpsdk.ToolKind, status *acpsdk.ToolCallStatus, rawInput, rawOutput any, locs []acpsdk.ToolCallLocation, content []acpsdk.ToolCallContent) {
@@ -96,10 +115,14 @@ func (t *tool) effectiveKind() acpsdk.ToolKind {
 }
 
 func (t *tool) input() json.RawMessage {
-	if t.rawInput == nil {
+	in := t.shown
+	if in == nil {
+		in = t.rawInput
+	}
+	if in == nil {
 		return nil
 	}
-	b, err := json.Marshal(t.rawInput)
+	b, err := json.Marshal(in)
 	if err != nil {
 		return nil
 	}

@@ -16,13 +16,19 @@ const probeTimeout = 20 * time.Second
 // signed in), with a time limit, in a process group of its own, and returns its output and exit
 // code. home, when set, replaces HOME.
 func Probe(ctx context.Context, bin, home string, args ...string) (out string, code int, err error) {
+	return ProbeEnv(ctx, Env(os.Environ(), HostSession, home, ""), bin, args...)
+}
+
+// ProbeEnv is [Probe] with the environment env, the one the agent's runs get: detection then sees
+// what a run will (a key variable a run goes without does not sign it in).
+func ProbeEnv(ctx context.Context, env []string, bin string, args ...string) (out string, code int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	OwnGroup(cmd)
 	cmd.Cancel = func() error { return SignalGroup(cmd, true) }
 	cmd.WaitDelay = time.Second
-	cmd.Env = Env(os.Environ(), HostSession, home, "")
+	cmd.Env = env
 	cmd.Stdin = nil
 	b, err := cmd.Output()
 	var ee *exec.ExitError

@@ -48,10 +48,7 @@ func runFiles(dir string, spec engines.Spec) (settings, mcp string, err error) {
 	}
 	servers := map[string]any{}
 	if m := spec.MCP; m.Command != "" || m.URL != "" {
-		name := m.Name
-		if name == "" {
-			name = "ensemble"
-		}
+		name := m.ServerName()
 		if m.Command != "" {
 			servers[name] = map[string]any{"type": "stdio", "command": m.Command, "args": nonNil(m.Args), "env": nonNilMap(m.Env)}
 		} else {
@@ -162,10 +159,7 @@ func userMessage(text string) map[string]any {
 // place of Claude Code's, none of its own tools and no MCP servers but the
 // turn's, whose tools need no asking, and the text as it streams.
 func chatArgs(spec engines.Spec, system string) []string {
-	name := spec.MCP.Name
-	if name == "" {
-		name = "ensemble"
-	}
+	name := spec.MCP.ServerName()
 	return []string{
 		"--system-prompt-file", system,
 		"--tools", "",

@@ -72,6 +72,7 @@ func start(ctx context.Context, d *Driver, bin, home string, spec engines.Spec, 
 	r := &run{proc: proc, log: d.log, tmp: tmp}
 	r.sess = newSession(sandbox.Receipt(host, enf), spec.Folder, d.log)
 	r.sess.judgeAll = d.judgeAll
+	r.sess.droppedKey = droppedKey(d.environ())
 	r.sess.ended = proc.CloseInput // one brief, one turn: claude exits when stdin ends
 	r.conn = newConn(proc.Input(), r.sess)
 	d.log.Debug("claude started", "pid", proc.Pid(), "bin", bin, "folder", spec.Folder, "resume", spec.Resume)

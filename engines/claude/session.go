@@ -33,6 +33,9 @@ type session struct {
 	now    func() time.Time
 	// judgeAll: ask the judge about every call (see [judgeHookID]).
 	judgeAll bool
+	// droppedKey is a key variable of Ensemble's environment the run went without (spec 003 §6),
+	// named when Claude Code says it is not signed in.
+	droppedKey string
 	// ended is called once, when the result line has been read.
 	ended func()
 	// stopping is set once the run is being stopped on request: the
@@ -353,7 +356,11 @@ func (s *session) outcome(stopped bool) (engines.Result, error) {
 		text = m.Result
 	}
 	if signedOut(text) {
-		return res, fmt.Errorf("%w: Claude Code is not signed in (%s); run `claude` in a terminal and sign in", engines.ErrSignedOut, text)
+		why := ""
+		if s.droppedKey != "" {
+			why = "; the run went without " + s.droppedKey + " from Ensemble's environment, which would bill an API account instead of your plan"
+		}
+		return res, fmt.Errorf("%w: Claude Code is not signed in (%s%s). %s", engines.ErrSignedOut, text, why, signInHow)
 	}
 	if m.Subtype == "error_max_turns" {
 		return res, fmt.Errorf("claude: the run reached its turn limit (%d turns)", m.NumTurns)

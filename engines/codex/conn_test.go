@@ -330,7 +330,7 @@ func TestThreadParams(t *testing.T) {
 		MCP:     engines.MCPServer{URL: "http://127.0.0.1:4321/mcp", Headers: map[string]string{"Authorization": "Bearer s3cret"}},
 		Sandbox: engines.Sandbox{On: true, Write: []string{"/work/my.repo", "/tmp/ensemble-run-1"}, Internet: true}}
 	got := jsonOf(threadParams(spec))
-	want := `{"approvalPolicy":"untrusted","config":{"mcp_servers.ensemble":{"http_headers":{"Authorization":"Bearer s3cret"},"tool_timeout_sec":86400,"url":"http://127.0.0.1:4321/mcp"},"projects":{"/work/my.repo":{"trust_level":"trusted"}}},"cwd":"/work/my.repo","model":"gpt-5.5","sandbox":"workspace-write","threadId":"01a2"}`
+	want := `{"approvalPolicy":"untrusted","config":{"mcp_servers.ensemble_run":{"http_headers":{"Authorization":"Bearer s3cret"},"tool_timeout_sec":86400,"url":"http://127.0.0.1:4321/mcp"},"projects":{"/work/my.repo":{"trust_level":"trusted"}}},"cwd":"/work/my.repo","model":"gpt-5.5","sandbox":"workspace-write","threadId":"01a2"}`
 	if got != want {
 		t.Errorf("thread params\n got %s\nwant %s", got, want)
 	}

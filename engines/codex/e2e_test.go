@@ -39,6 +39,52 @@ func TestRealCodex(t *testing.T) {
 	t.Run("Stop", func(t *testing.T) { testStop(t, bin) })
 	t.Run("SignedOut", func(t *testing.T) { testSignedOut(t, bin) })
 	t.Run("FastTier", func(t *testing.T) { testFastTier(t, bin) })
+	t.Run("DeleteSession", func(t *testing.T) { testDeleteSession(t, bin) })
+}
+
+// testDeleteSession deletes a thread a run made with thread/delete: its rollout file is gone, and
+// deleting it again is no error.
+func testDeleteSession(t *testing.T, bin string) {
+	e := newE2E(t, bin)
+	e.server.Script(enginetest.Say("Nothing to do."))
+	res, err := e.run(e.spec("look"))
+	if err != nil || res.SessionID == "" {
+		t.Fatalf("run: %+v %v", res, err)
+	}
+	rollouts := func() []string {
+		var found []string
+		filepath.WalkDir(filepath.Join(e.codexHome, "sessions"), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.Contains(d.Name(), res.SessionID) {
+				found = append(found, p)
+			}
+			return nil
+		})
+		return found
+	}
+	if len(rollouts()) == 0 {
+		t.Fatalf("no rollout of thread %s under %s", res.SessionID, e.codexHome)
+	}
+	d := New(WithBinary(bin), WithLogger(testLogger(t)))
+	spec := e.spec("")
+	d.environ = func() []string {
+		env := append(os.Environ(), "HOME="+spec.Home)
+		for k, v := range spec.Env {
+			env = append(env, k+"="+v)
+		}
+		return env
+	}
+	if err := d.DeleteSession(context.Background(), res.SessionID, e.folder); err != nil {
+		t.Fatalf("DeleteSession: %v", err)
+	}
+	if left := rollouts(); len(left) != 0 {
+		t.Errorf("the thread's rollout is still there: %v", left)
+	}
+	if err := d.DeleteSession(context.Background(), res.SessionID, e.folder); err != nil {
+		t.Errorf("deleting it again: %v", err)
+	}
+	if err := d.DeleteSession(context.Background(), "../../etc", e.folder); !errors.Is(err, engines.ErrNoSession) {
+		t.Errorf("a path as the id: %v", err)
+	}
 }
 
 // e2e is one real codex pointed at a scripted model.

@@ -54,10 +54,7 @@ func threadConfig(spec engines.Spec) map[string]any {
 		"projects": map[string]any{spec.Folder: map[string]any{"trust_level": trustLevel(spec.Trusted)}},
 	}
 	if m := spec.MCP; m.Command != "" || m.URL != "" {
-		name := m.Name
-		if name == "" {
-			name = "ensemble"
-		}
+		name := m.ServerName()
 		server := map[string]any{"tool_timeout_sec": mcpToolTimeout}
 		if m.Command != "" {
 			server["command"] = m.Command

@@ -78,6 +78,31 @@ func catalogOf(pages []modelList) []engines.ModelInfo {
 
 // listModels asks a codex app-server of its own for model/list, every page.
 func (d *Driver) listModels(ctx context.Context, bin, home string) ([]engines.ModelInfo, error) {
+	var pages []modelList
+	err := d.appServer(ctx, bin, home, func(ctx context.Context, c *conn) error {
+		params := map[string]any{}
+		for range maxPages {
+			p, err := call[modelList](ctx, c, "model/list", params)
+			if err != nil {
+				return err
+			}
+			pages = append(pages, p)
+			if p.NextCursor == nil || *p.NextCursor == "" {
+				break
+			}
+			params = map[string]any{"cursor": *p.NextCursor}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("codex: list models: %w", err)
+	}
+	return catalogOf(pages), nil
+}
+
+// appServer starts a codex app-server of its own, with a run's environment, for f's requests
+// (listTimeout for all of them), and ends it.
+func (d *Driver) appServer(ctx context.Context, bin, home string, f func(context.Context, *conn) error) error {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
 	dir := home
@@ -95,7 +120,7 @@ func (d *Driver) listModels(ctx context.Context, bin, home string) ([]engines.Mo
 		Log:         d.log,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	c := newConn(proc.Input(), quiet{})
 	proc.Serve(ctx, agentproc.Handlers{
@@ -111,25 +136,12 @@ func (d *Driver) listModels(ctx context.Context, bin, home string) ([]engines.Mo
 	if _, err := c.call(ctx, "initialize", map[string]any{
 		"clientInfo": map[string]any{"name": "ensemble", "title": "Ensemble", "version": version},
 	}); err != nil {
-		return nil, fmt.Errorf("codex: list models: %w", err)
+		return err
 	}
 	if err := c.notify("initialized", nil); err != nil {
-		return nil, fmt.Errorf("codex: list models: %w", err)
+		return err
 	}
-	var pages []modelList
-	params := map[string]any{}
-	for range maxPages {
-		p, err := call[modelList](ctx, c, "model/list", params)
-		if err != nil {
-			return nil, fmt.Errorf("codex: list models: %w", err)
-		}
-		pages = append(pages, p)
-		if p.NextCursor == nil || *p.NextCursor == "" {
-			break
-		}
-		params = map[string]any{"cursor": *p.NextCursor}
-	}
-	return catalogOf(pages), nil
+	return f(ctx, c)
 }
 
 // quiet is the handler of a connection that only lists models: it reads no

@@ -64,7 +64,7 @@ func parseResponses(r *Request, body []byte) error {
 	for _, t := range in.Tools {
 		if t.Type == "namespace" {
 			// Flattened as <namespace>__<tool>, the name a script calls it by
-			// (mcp__ensemble__hub_create_tasks), as Codex names the call.
+			// (mcp__ensemble_run__hub_create_tasks), as Codex names the call.
 			for _, sub := range t.Tools {
 				r.Tools = append(r.Tools, Tool{Name: t.Name + "__" + sub.Name, Description: sub.Description, Schema: sub.Parameters, Namespace: t.Name})
 			}

@@ -34,6 +34,9 @@ import (
 // Options configure a Server.
 type Options struct {
 	Version string
+	// Command is how a person at this computer runs Ensemble ("ensemble", or the binary's path when
+	// that is not on the PATH): the sign-in pages' "run `… open`" name it. "ensemble" when empty.
+	Command string
 	Token   LaunchToken
 	// Hosts are extra host names the runtime answers to besides loopback ones (a relay hostname).
 	Hosts []string

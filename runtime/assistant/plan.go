@@ -125,7 +125,7 @@ func (s *Service) runPlan(ctx context.Context, p aiPlan, d engines.Driver, convI
 		MaxTurns: planMaxTurns,
 		Chat:     true,
 		System:   out.System,
-		MCP: engines.MCPServer{Name: "ensemble", URL: s.cfg.PlanMCPURL,
+		MCP: engines.MCPServer{Name: engines.OwnServer, URL: s.cfg.PlanMCPURL,
 			Headers: map[string]string{"Authorization": "Bearer " + pt.secret}},
 	}
 	lctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)

@@ -191,7 +191,7 @@ func (pt *planTurn) reply(res engines.Result) Reply {
 
 // Permit lets the agent call Ensemble's tools and nothing of its own.
 func (pt *planTurn) Permit(_ context.Context, c engines.ToolCall) (engines.Permission, error) {
-	if c.Tool == "mcp__ensemble" || strings.HasPrefix(c.Tool, "mcp__ensemble__") {
+	if c.Tool == "mcp__"+engines.OwnServer || strings.HasPrefix(c.Tool, "mcp__"+engines.OwnServer+"__") {
 		return engines.Permission{Allow: true}, nil
 	}
 	return engines.Permission{Reason: fmt.Sprintf("In a chat with Ensemble's assistant, %s has only Ensemble's tools; its own (%s) are off.", pt.plan.title, c.Tool)}, nil

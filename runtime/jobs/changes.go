@@ -4,11 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -65,6 +69,76 @@ func changedFiles(ctx context.Context, dir, base string) []FileChange {
 				continue
 			}
 			out = append(out, FileChange{Path: p, Added: lines(filepath.Join(dir, p))})
+		}
+	}
+	return out
+}
+
+// treeState is the state of each file that differed from base in dir: its content's hash, "-"
+// for a file that is gone. A run lists only what changed after it, not the person's own edits
+// still uncommitted in the folder when it began.
+func treeState(ctx context.Context, dir, base string) map[string]string {
+	if base == "" {
+		return nil
+	}
+	st := map[string]string{}
+	for _, f := range changedFiles(ctx, dir, base) {
+		st[f.Path] = fileState(filepath.Join(dir, f.Path))
+	}
+	return st
+}
+
+// fileState is a file's content hash (a link's target), or "-" when it is not there.
+func fileState(path string) string {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return "-"
+	case fi.Mode()&os.ModeSymlink != 0:
+		target, _ := os.Readlink(path)
+		return "link:" + target
+	case !fi.Mode().IsRegular():
+		return "other"
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "-"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unreadable"
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// runChanges is what changed in dir since base that the run changed: a file as it was when the
+// run began (before, from [treeState]) is left out, and one the person had changed that the run
+// put back as it is at base is listed. With no before, all that changed since base.
+func runChanges(ctx context.Context, dir, base string, before map[string]string) []FileChange {
+	all := changedFiles(ctx, dir, base)
+	if before == nil {
+		return all
+	}
+	out := []FileChange{}
+	listed := map[string]bool{}
+	for _, f := range all {
+		listed[f.Path] = true
+		if h, ok := before[f.Path]; ok && h == fileState(filepath.Join(dir, f.Path)) {
+			continue
+		}
+		out = append(out, f)
+	}
+	var back []string
+	for p := range before {
+		if !listed[p] {
+			back = append(back, p)
+		}
+	}
+	sort.Strings(back)
+	for _, p := range back {
+		if len(out) < maxChanges {
+			out = append(out, FileChange{Path: p})
 		}
 	}
 	return out

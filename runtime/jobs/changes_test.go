@@ -43,6 +43,38 @@ func TestChangedFiles(t *testing.T) {
 	}
 }
 
+// TestRunChanges: what the person had changed and not committed before the run began is not
+// listed as the run's; what the run changed is, even a file of theirs it changed again or put back.
+func TestRunChanges(t *testing.T) {
+	dir := t.TempDir()
+	gitOK(t, dir, "init", "-q")
+	for _, f := range []string{"a.txt", "b.txt", "c.txt", "gone.txt"} {
+		os.WriteFile(filepath.Join(dir, f), []byte(f+"\n"), 0o644)
+	}
+	gitOK(t, dir, "add", ".")
+	gitOK(t, dir, "commit", "-qm", "base")
+	base := headCommit(t.Context(), dir)
+	// The person's own work in progress.
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("mine\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("mine too\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "c.txt"), []byte("and this\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.md"), []byte("draft\n"), 0o644)
+	os.Remove(filepath.Join(dir, "gone.txt"))
+	before := treeState(t.Context(), dir, base)
+	// The run: a new file, b.txt changed again, c.txt put back as it was.
+	os.WriteFile(filepath.Join(dir, "new.go"), []byte("package x\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("mine too\nand the run's\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "c.txt"), []byte("c.txt\n"), 0o644)
+	got := runChanges(t.Context(), dir, base, before)
+	want := []FileChange{{"b.txt", 2, 1}, {"new.go", 1, 0}, {"c.txt", 0, 0}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if got := runChanges(t.Context(), dir, base, nil); len(got) != 5 {
+		t.Errorf("with no state from the start, all since base: %+v", got)
+	}
+}
+
 // TestCloneRunAndItsChanges clones a repository served over HTTP on loopback (git's dumb protocol,
 // so no git server is needed), runs the stand-in agent in the clone, and lists what it changed.
 func TestCloneRunAndItsChanges(t *testing.T) {

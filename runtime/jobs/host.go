@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ensemblework/ensemble/engines"
@@ -37,9 +38,17 @@ func (r *run) Permit(ctx context.Context, call engines.ToolCall) (engines.Permis
 	case judge.Allow:
 		return engines.Permission{Allow: true}, nil
 	case judge.Refuse:
+		if v.Clone != nil {
+			// The agent's clone is refused and made by Ensemble instead, as the reason says.
+			if err := cloneForAgent(ctx, *v.Clone, r.job.WorkDir); err != nil {
+				v.Reason = "With the sandbox on, Ensemble clones repositories for the run itself, and could not clone `" +
+					v.Clone.URL + "`: " + strings.TrimSuffix(err.Error(), ".") + "."
+			}
+		}
+		msg := v.Message()
 		r.rec.add(KindDecision, Trace{Tool: call.Tool, ToolID: call.ID, Input: input, Decision: "refuse",
 			Reason: Redact(v.Reason), Rule: v.Rule}, nil)
-		return engines.Permission{Reason: v.Message()}, nil
+		return engines.Permission{Reason: msg}, nil
 	}
 	r.rec.add(KindDecision, Trace{Tool: call.Tool, ToolID: call.ID, Input: input, Decision: "ask",
 		Reason: Redact(v.Reason), Rule: v.Rule}, nil)

@@ -59,7 +59,7 @@ func (s *Service) mcpServer(r *run) engines.MCPServer {
 	if s.opts.MCPURL == "" {
 		return engines.MCPServer{}
 	}
-	return engines.MCPServer{Name: "ensemble", URL: s.opts.MCPURL,
+	return engines.MCPServer{Name: engines.OwnServer, URL: s.opts.MCPURL,
 		Headers: map[string]string{"Authorization": "Bearer " + s.newRunSecret(r)}}
 }
 

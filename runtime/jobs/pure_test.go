@@ -120,6 +120,14 @@ func TestJudgeSettings(t *testing.T) {
 	}
 }
 
+// TestOwnServerName: the judge passes the run's own tools by the name the engines give the run's
+// server, and neither is the name `ensemble mcp setup` gives the person's own entry.
+func TestOwnServerName(t *testing.T) {
+	if judge.OwnServer != engines.OwnServer || engines.OwnServer == "ensemble" {
+		t.Errorf("judge.OwnServer %q, engines.OwnServer %q", judge.OwnServer, engines.OwnServer)
+	}
+}
+
 func TestJudgeCall(t *testing.T) {
 	for _, tc := range []struct {
 		in   engines.ToolCall
@@ -129,6 +137,7 @@ func TestJudgeCall(t *testing.T) {
 		{engines.ToolCall{Tool: "Read", Kind: "read", Paths: []string{"/a"}}, judge.Call{Tool: judge.ToolRead, Paths: []string{"/a"}}},
 		{engines.ToolCall{Tool: "mcp__github__create_issue"}, judge.Call{Tool: judge.ToolMCP, Server: "github", Name: "create_issue"}},
 		{engines.ToolCall{Tool: "WebFetch", Kind: "fetch", URL: "https://x.dev"}, judge.Call{Tool: judge.ToolFetch, URL: "https://x.dev"}},
+		{engines.ToolCall{Tool: "mcp__" + engines.OwnServer + "__ask_person"}, judge.Call{Tool: judge.ToolMCP, Server: judge.OwnServer, Name: "ask_person"}},
 	} {
 		got := JudgeCall(tc.in)
 		if got.Tool != tc.want.Tool || got.Command != tc.want.Command || got.Cwd != tc.want.Cwd ||

@@ -32,6 +32,9 @@ type run struct {
 	cancel context.CancelCauseFunc
 	rec    *recorder
 	places Places
+	// before is what differed from the base commit in the work folder when the run began (see
+	// [treeState]); nil when the run began before this runtime started, so all is listed.
+	before map[string]string
 
 	mu          sync.Mutex // guards the following fields
 	paused      bool
@@ -168,6 +171,7 @@ func (r *run) work() (Status, engines.Result, string) {
 	}
 	if r.job.BaseCommit == "" {
 		r.job.BaseCommit = headCommit(r.ctx, r.job.WorkDir)
+		r.before = treeState(r.ctx, r.job.WorkDir, r.job.BaseCommit)
 		r.rec.add("", Trace{}, map[string]any{"base_commit": r.job.BaseCommit})
 	}
 	driver := r.s.opts.Drivers[r.job.Agent]
@@ -416,7 +420,7 @@ func (r *run) end(status Status, res engines.Result, why string) {
 	r.mu.Unlock()
 	r.rec.close()
 	summary, why := r.s.hide(trim(res.Summary, previewSummary)), r.s.hide(why)
-	changes := changedFiles(context.Background(), r.job.WorkDir, r.job.BaseCommit)
+	changes := runChanges(context.Background(), r.job.WorkDir, r.job.BaseCommit, r.before)
 	err := r.s.w.Exec(context.Background(), func(t *ledger.Tx) error {
 		set := map[string]any{"status": string(status), "ended_at": store.Stamp(t.Now()), "summary": summary,
 			"error": why, "turns": res.Turns, "usage": jsonValue{usage}, "session_id": session,

@@ -376,6 +376,10 @@ func (j *judgement) webSearch() {
 	j.follows("searching the web", "")
 }
 
+// OwnServer is the name of a run's own MCP server (engines.OwnServer): only its tools are
+// Ensemble's own. A server of the person's named "ensemble" (`ensemble mcp setup`) is one of theirs.
+const OwnServer = "ensemble_run"
+
 // ownTools are Ensemble's own MCP tools, which pass without asking (ENSEMBLE_OWN_TOOLS).
 var ownTools = set("ask_person", "report_result", "attach_evidence", "ensemble_context", "secret_http",
 	"ensemble_list_tasks", "ensemble_create_task", "ensemble_search")
@@ -383,7 +387,7 @@ var ownTools = set("ask_person", "report_result", "attach_evidence", "ensemble_c
 func (j *judgement) mcp(call Call) {
 	name := call.Server + "/" + call.Name
 	j.t.Programs = appendUnique(j.t.Programs, name)
-	if call.Server == "ensemble" && hasKey(ownTools, call.Name) {
+	if call.Server == OwnServer && hasKey(ownTools, call.Name) {
 		return
 	}
 	group := ""

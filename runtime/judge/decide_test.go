@@ -409,9 +409,10 @@ func TestDecide(t *testing.T) {
 		{"data sibling", sh("rm -rf ~/.local/share/ensemble-old"), with(unattended), Allow, "mode"},
 		{"mv into data parent", sh("mv build ~/.local/bin/"), with(unattended), Allow, "mode"},
 		// MCP tools
-		{"own tool", Call{Tool: ToolMCP, Server: "ensemble", Name: "ask_person"}, with(askMode), Allow, ""},
-		{"ensemble_act follows", Call{Tool: ToolMCP, Server: "ensemble", Name: "ensemble_act"}, with(askMode), Ask, "mode"},
-		{"browser kept", Call{Tool: ToolMCP, Server: "ensemble", Name: "browser_click"}, with(askMode, func(s *Settings) { s.Kept.Tools = []string{"browser"} }), Allow, "kept"},
+		{"own tool", Call{Tool: ToolMCP, Server: OwnServer, Name: "ask_person"}, with(askMode), Allow, ""},
+		{"the person's ensemble server asks", Call{Tool: ToolMCP, Server: "ensemble", Name: "ask_person"}, with(askMode), Ask, "mode"},
+		{"ensemble_act follows", Call{Tool: ToolMCP, Server: OwnServer, Name: "ensemble_act"}, with(askMode), Ask, "mode"},
+		{"browser kept", Call{Tool: ToolMCP, Server: OwnServer, Name: "browser_click"}, with(askMode, func(s *Settings) { s.Kept.Tools = []string{"browser"} }), Allow, "kept"},
 		{"other mcp review", Call{Tool: ToolMCP, Server: "linear", Name: "create_issue"}, with(), Allow, "mode"},
 		{"unknown tool", Call{Tool: "teleport"}, with(unattended), Ask, "unknown-tool"},
 		{"no folder", sh("ls"), Settings{}, Refuse, "no-folder"},

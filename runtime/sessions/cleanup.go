@@ -31,8 +31,8 @@ func retired(cfg Config, now time.Time, status string, updated time.Time, delete
 // deletes at most cleanup.delete. Just before it marks one, inside the write, it checks again that
 // the session has the same runs, none of them going, and every task still retired.
 //
-// The agent's own copy of the session is not deleted yet: each deletion is recorded with native
-// "owed", for the engines to carry out once they can.
+// Each deletion is recorded with native "owed": [Service.DeleteOwed] deletes the agent's own copy
+// of the session after the sweep.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	cfg, now := s.Config(), s.opts.Now()
 	w, err := s.load(ctx)

@@ -14,6 +14,12 @@
 // # Clean-up
 //
 // [Service.Sweep] runs every 15 minutes and marks deleted a session whose every task is retired.
+//
+// # At the agent
+//
+// A session deleted here is deleted at its agent too ([Service.DeleteOwed]: Claude Code's
+// transcript, the Codex thread, the OpenCode or Gemini CLI session), right after, and again at
+// each start and every half hour while it is owed.
 package sessions
 
 import (
@@ -29,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
@@ -108,6 +115,9 @@ type Options struct {
 	DataDir string // sessions.json, the config's overrides, is read from here; "" for the defaults
 	Log     *slog.Logger
 	Now     func() time.Time
+	// Drivers delete a deleted session's own copy at its agent (engines.SessionDeleter), keyed by
+	// agent; without them the deletions stay owed.
+	Drivers map[string]engines.Driver
 }
 
 // Service derives sessions, deletes them, chooses them for new runs and cleans them up.
@@ -123,6 +133,7 @@ type Service struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	kick   chan struct{} // wakes the deleter of sessions owed at their agents
 }
 
 var _ jobs.Sessions = (*Service)(nil)
@@ -138,7 +149,7 @@ func New(opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Service{opts: opts, db: opts.Store.Reader(), w: opts.Writer, log: opts.Log}
+	s := &Service{opts: opts, db: opts.Store.Reader(), w: opts.Writer, log: opts.Log, kick: make(chan struct{}, 1)}
 	s.cfg = &configFile{warn: func(msg string, args ...any) { s.log.Warn(msg, args...) }}
 	if opts.DataDir != "" {
 		s.cfg.path = filepath.Join(opts.DataDir, ConfigFile)
@@ -432,7 +443,8 @@ type deletedEvent struct {
 
 // Delete marks a session deleted: it is never reopened, and a run continuing it starts a new
 // session in its folder. Its runs, folders and files stay. Deleting the agent's own copy of the
-// session is recorded as owed; no engine can do it yet.
+// session is recorded as owed, and carried out by [Service.DeleteOwed] soon after (tried again
+// while it is owed, at each start too).
 func (s *Service) Delete(ctx context.Context, id string, actor ledger.Actor) (Session, error) {
 	d, err := s.Get(ctx, id)
 	if err != nil {
@@ -444,7 +456,11 @@ func (s *Service) Delete(ctx context.Context, id string, actor ledger.Actor) (Se
 	if d.Status != Idle {
 		return Session{}, problem.Conflict("A run of this agent session is still queued or going; stop it before deleting the session.")
 	}
-	return d.Session, s.markDeleted(ctx, d.Session, "person", actor, nil)
+	if err := s.markDeleted(ctx, d.Session, "person", actor, nil); err != nil {
+		return Session{}, err
+	}
+	s.kickNative()
+	return d.Session, nil
 }
 
 // markDeleted records the deletion. guard, when set, checks again inside the transaction and
@@ -475,9 +491,11 @@ func (s *Service) markDeleted(ctx context.Context, ss Session, why string, actor
 // errSkip leaves a session alone.
 var errSkip = errors.New("sessions: left alone")
 
-// Start starts the clean-up, every cleanup.everyMinutes.
+// Start starts the clean-up, every cleanup.everyMinutes, and the deletion at the agents of the
+// sessions deleted here.
 func (s *Service) Start() {
-	s.wg.Add(1)
+	s.wg.Add(2)
+	go s.deleteOwedLoop()
 	go func() {
 		defer s.wg.Done()
 		for {
@@ -494,6 +512,7 @@ func (s *Service) Start() {
 				s.log.Warn("session clean-up failed", "err", err)
 			} else if n > 0 {
 				s.log.Info("session clean-up", "deleted", n)
+				s.kickNative()
 			}
 		}
 	}()

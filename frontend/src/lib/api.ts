@@ -48,20 +48,24 @@ export function notifyUnauthorized(sentence = ''): void {
   unauthorized(sentence || errorSentence(401, null));
 }
 
+/** The tasks' answer public/preload-tasks.js asked for while the scripts loaded, taken once. */
+function takePreloaded(): Promise<Response> | undefined {
+  const w = globalThis as { __ensembleTasks?: Promise<Response> };
+  const p = w.__ensembleTasks;
+  delete w.__ensembleTasks;
+  return p;
+}
+
 export async function request<T>(method: string, path: string, body?: unknown, opts: { preloaded?: boolean } = {}): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
-  // A request index.html preloads is made as the preload was (no Accept, the default cache), so
-  // the browser answers it with the preloaded response.
-  const init: RequestInit = opts.preloaded
-    ? { method, credentials: 'same-origin' }
-    : { method, headers, credentials: 'same-origin', cache: 'no-store' };
+  const init: RequestInit = { method, headers, credentials: 'same-origin', cache: 'no-store' };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
   let res: Response;
   try {
-    res = await fetch(apiURL(path), init);
+    res = await ((opts.preloaded && takePreloaded()) || fetch(apiURL(path), init));
   } catch {
     throw new ApiError(0, UNREACHABLE);
   }

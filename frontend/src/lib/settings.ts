@@ -219,10 +219,12 @@ export const settingsApi = {
   },
   revokePhone: (id: string) => request<unknown>('DELETE', `/api/pair/devices/${enc(id)}`),
   pairLink: () => request<PairLink>('POST', '/api/pair/links'),
-  /** Ends this browser's session; the page then shows that it is signed out. */
-  signOut: async () => {
-    await request<{ signedOut: boolean }>('POST', '/api/signout');
+  /** Ends this browser's session; the page then shows that it is signed out. Answers the
+   * runtime's sentence on how to sign in again ('' from a runtime that gives none). */
+  signOut: async (): Promise<string> => {
+    const r = await request<{ signedOut: boolean; signIn?: string }>('POST', '/api/signout');
     forgetSession();
+    return r.signIn ?? '';
   },
   rotatePhones: () => request<Rotated>('POST', '/api/pair/rotate'),
 };
