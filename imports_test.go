@@ -31,6 +31,8 @@ func TestImportRules(t *testing.T) {
 		{"./browser/...", []string{module + "/runtime/"}, "the browser broker stands apart from the runtime, behind a small interface"},
 		{"./bridge/...", []string{"modernc.org/sqlite", module + "/runtime/store", module + "/runtime/ledger", module + "/runtime/events"},
 			"the bridge process (ensemble mcp) never opens the database: it reaches the runtime over HTTP"},
+		{"./runtime/bridge/...", []string{module + "/runtime/assistant"},
+			"the bridge's server side runs the tools (runtime/tools) and reads skills (runtime/skills), not the assistant's turn loop"},
 		{"./runtime/judge", []string{module + "/"}, "the judge is a pure function of the call and the settings"},
 		{"./runtime/webfetch", []string{module + "/"}, "reading a web page is one idea, used by the assistant, nodes and the browser broker alike"},
 		{"./runtime/problem", []string{module + "/"}, "every domain package returns its problems, so it sits below them all"},

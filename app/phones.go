@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/ensemblework/ensemble/runtime/events"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/ensemblework/ensemble/relay"
 	"github.com/ensemblework/ensemble/runtime/api"
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 )
 

@@ -30,6 +30,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/sessions"
 	"github.com/ensemblework/ensemble/runtime/store"
 	"github.com/ensemblework/ensemble/runtime/terminal"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // errAlreadyRunning: another runtime serves the data folder.
@@ -162,7 +163,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	terms := terminal.New(terminal.Options{Home: home, Log: cfg.Log})
 	prof := profiles.New(profiles.Options{Store: st, Writer: w, KnownAgent: js.KnownAgent})
 	asst := assistant.New(assistant.Config{Records: rec, Store: st, Writer: w, Needs: nd, Log: cfg.Log, Providers: models.Source{Keys: sec}.Provider,
-		Runs:  assistant.NewRuns(js, ss, prof),
+		Runs:  tools.NewRuns(js, ss, prof),
 		Plans: drivers, PlanDir: filepath.Join(cfg.DataDir, "assistant", "chats"), PlanMCPURL: url + "/mcp/assistant", PlanReady: agents.Ready,
 		Hide: sec.Redactor().Hide})
 	if err := asst.Resume(ctx); err != nil {

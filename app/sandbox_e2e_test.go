@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/ensemblework/ensemble/runtime/events"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"github.com/ensemblework/ensemble/engines/claude"
 	"github.com/ensemblework/ensemble/engines/codex"
 	"github.com/ensemblework/ensemble/engines/enginetest"
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/needs"
 )

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ensemblework/ensemble/engines/sandbox"
 	"io"
 	"log/slog"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/sandbox"
 )
 
 // fakeHost records events and answers Permit and Ask from tables.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/assistant"
 	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // The turn stream (POST /api/assistant/turn): one server-sent event per piece of a turn, named by
@@ -22,7 +23,7 @@ type (
 		ConversationID string `json:"conversationId"`
 	}
 	turnRefs struct {
-		Refs []assistant.Ref `json:"refs"`
+		Refs []tools.Ref `json:"refs"`
 	}
 	turnText struct {
 		Text string `json:"text"`
@@ -68,7 +69,7 @@ func turnEventData(e assistant.Event) (any, bool) {
 	case assistant.EventRefs:
 		refs := e.Refs
 		if refs == nil {
-			refs = []assistant.Ref{}
+			refs = []tools.Ref{}
 		}
 		return turnRefs{Refs: refs}, true
 	case assistant.EventText:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ensemblework/ensemble/docs"
 	"github.com/ensemblework/ensemble/runtime/assistant"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // TestTurnStreamDoc checks that docs/assistant-turn.md names every kind of event the turn stream
@@ -37,7 +38,7 @@ func TestTurnStreamDoc(t *testing.T) {
 			switch f.owner {
 			case reflect.TypeOf(assistant.ToolRow{}):
 				home = assistant.EventTool
-			case reflect.TypeOf(assistant.Ref{}):
+			case reflect.TypeOf(tools.Ref{}):
 				home = assistant.EventRefs
 			}
 			section := docSection(doc, home)

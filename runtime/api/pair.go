@@ -5,13 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/ensemblework/ensemble/runtime/ledger"
-	"github.com/ensemblework/ensemble/runtime/store"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // Pairing a phone through the relay.

@@ -3,7 +3,7 @@ package api
 import (
 	"net/http"
 
-	"github.com/ensemblework/ensemble/runtime/assistant"
+	"github.com/ensemblework/ensemble/runtime/skills"
 )
 
 // mountSkills adds the routes of the person's personal skills (mounted with the assistant's):
@@ -30,7 +30,7 @@ func (s *Server) getSkill(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) putSkill(w http.ResponseWriter, r *http.Request) {
-	var in assistant.SkillInput
+	var in skills.Input
 	if err := decode(w, r, &in); err != nil {
 		s.writeErr(w, r, err)
 		return

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ensemblework/ensemble/runtime/problem"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // writeAreas are the areas whose writes the person can allow or not (spec 000 §7: allowed write
@@ -15,22 +16,22 @@ var writeAreas = []string{"tasks", "pages", "projects", "people", "repos", "agen
 
 // allows reports whether the settings let the assistant offer and run t: every read, and a write
 // whose area is allowed.
-func (st Settings) allows(t *Tool) bool {
+func (st Settings) allows(t *tools.Tool) bool {
 	return t != nil && (!t.IsWrite || slices.Contains(st.AllowedWriteAreas, t.Area))
 }
 
 // areaOff is the sentence for a write whose area the person turned off.
-func areaOff(t *Tool) error {
+func areaOff(t *tools.Tool) error {
 	return fmt.Errorf("The person has turned off the assistant's changes to %s (Settings → Assistant); nothing was done.", t.Area)
 }
 
 // toolOff is the sentence for a call of a write the person turned off: the tool is named as off.
-func toolOff(t *Tool) string {
+func toolOff(t *tools.Tool) string {
 	return fmt.Sprintf("%s is off: the person has turned off the assistant's changes to %s (Settings → Assistant), so nothing was done.", t.Name, t.Area)
 }
 
 // callable is what a turn's model may call of offered: the tools the settings allow.
-func callable(offered []string, reg *Registry, st Settings) []string {
+func callable(offered []string, reg *tools.Registry, st Settings) []string {
 	var out []string
 	for _, n := range offered {
 		if st.allows(reg.Get(n)) {
@@ -50,7 +51,7 @@ func unknownTool(name string, may []string) string {
 }
 
 // writeAllowed checks a write against the settings as they are now, at a call and again at Apply.
-func (s *Service) writeAllowed(ctx context.Context, t *Tool) error {
+func (s *Service) writeAllowed(ctx context.Context, t *tools.Tool) error {
 	if !t.IsWrite {
 		return nil
 	}

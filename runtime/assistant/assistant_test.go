@@ -15,7 +15,14 @@ import (
 	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
+	"github.com/ensemblework/ensemble/runtime/tools/toolstest"
 )
+
+// byPerson is who a test's own writes are recorded as.
+var byPerson = ledger.Actor{Kind: ledger.Person}
+
+// raw is a tool's input as JSON.
+var raw = toolstest.Input
 
 type fixture struct {
 	st  *store.Store
@@ -260,19 +267,6 @@ func TestNudgeAndHistory(t *testing.T) {
 	last := f.srv.Requests()[3]
 	if len(last.Messages) < 3 {
 		t.Fatalf("history not sent: %+v", last.Messages)
-	}
-}
-
-func TestTitleList(t *testing.T) {
-	if got := titleList([]string{"a", "b", "c", "d", "e", "f", "g"}); got != "“a”, “b”, “c”, “d”, “e” and 2 more" {
-		t.Fatal(got)
-	}
-	if got := titleList([]string{"x", "x"}); got != "“x” and “x (2)”" {
-		t.Fatal(got)
-	}
-	s := strings.Repeat("a", 5000) + strings.Repeat("z", 5000)
-	if h := headAndTail(s, MaxToolResultChars); len([]rune(h)) > MaxToolResultChars || !strings.HasPrefix(h, "aaa") || !strings.HasSuffix(h, "zzz") {
-		t.Fatal("headAndTail")
 	}
 }
 

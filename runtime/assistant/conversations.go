@@ -6,16 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ensemblework/ensemble/runtime/events"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/models"
 	"github.com/ensemblework/ensemble/runtime/problem"
+	"github.com/ensemblework/ensemble/runtime/skills"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -31,7 +32,7 @@ const KindSettings events.Kind = "assistant.settings"
 func EventSpecs() []events.Spec {
 	return []events.Spec{
 		{Kind: KindConversation, Payload: ConversationChange{}},
-		{Kind: KindSkill, Payload: SkillChange{}},
+		{Kind: skills.KindSkill, Payload: skills.Change{}}, // kept by runtime/skills, in the assistant's family
 		{Kind: KindSettings, Payload: Settings{}},
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // Records by title (spec 000 §4.1): ids are for tool calls and links; people read titles. A turn
@@ -19,15 +21,15 @@ const (
 
 // refSet is the records a turn knows, each once, in the order they became known.
 type refSet struct {
-	list []Ref
+	list []tools.Ref
 	byID map[string]int
 }
 
-func newRefSet() *refSet { return &refSet{list: []Ref{}, byID: map[string]int{}} }
+func newRefSet() *refSet { return &refSet{list: []tools.Ref{}, byID: map[string]int{}} }
 
 // add keeps r unless its id is known (a later title replaces an earlier one: records get renamed)
 // or the set is full.
-func (s *refSet) add(rs ...Ref) {
+func (s *refSet) add(rs ...tools.Ref) {
 	for _, r := range rs {
 		if r.ID == "" || r.Kind == "" || strings.TrimSpace(r.Title) == "" {
 			continue
@@ -44,10 +46,10 @@ func (s *refSet) add(rs ...Ref) {
 	}
 }
 
-func (s *refSet) get(id string) (Ref, bool) {
+func (s *refSet) get(id string) (tools.Ref, bool) {
 	i, ok := s.byID[id]
 	if !ok {
-		return Ref{}, false
+		return tools.Ref{}, false
 	}
 	return s.list[i], true
 }
@@ -63,7 +65,7 @@ func kindOfID(id string) string {
 
 // refsFromData finds the records a result's data names: objects with an id of a known kind and a
 // title or name, at most maxCallRefs.
-func refsFromData(data any) []Ref {
+func refsFromData(data any) []tools.Ref {
 	if data == nil {
 		return nil
 	}
@@ -75,7 +77,7 @@ func refsFromData(data any) []Ref {
 	if json.Unmarshal(b, &v) != nil {
 		return nil
 	}
-	var out []Ref
+	var out []tools.Ref
 	var walk func(any)
 	walk = func(v any) {
 		if len(out) >= maxCallRefs {
@@ -89,7 +91,7 @@ func refsFromData(data any) []Ref {
 				title, _ = x["name"].(string)
 			}
 			if k := kindOfID(id); k != "" && title != "" {
-				out = append(out, Ref{Kind: k, ID: id, Title: title})
+				out = append(out, tools.Ref{Kind: k, ID: id, Title: title})
 			}
 			for _, c := range x {
 				walk(c)
@@ -106,7 +108,7 @@ func refsFromData(data any) []Ref {
 
 // resultRefs is what a call's row keeps as its refs: the write's own, or for a read the records its
 // data names.
-func resultRefs(t *Tool, res Result) []Ref {
+func resultRefs(t *tools.Tool, res tools.Result) []tools.Ref {
 	if len(res.Refs) > 0 || t.IsWrite {
 		return res.Refs
 	}

@@ -9,13 +9,14 @@ import (
 	"github.com/ensemblework/ensemble/engines/enginetest"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 var testActor = ledger.Actor{Kind: ledger.Person}
 
 func TestTitled(t *testing.T) {
 	known := newRefSet()
-	known.add(Ref{Kind: "task", ID: "tsk_1a", Title: "Draft brief"}, Ref{Kind: "page", ID: "pag_2b", Title: "Notes [v2]"})
+	known.add(tools.Ref{Kind: "task", ID: "tsk_1a", Title: "Draft brief"}, tools.Ref{Kind: "page", ID: "pag_2b", Title: "Notes [v2]"})
 	tests := []struct{ name, message, in, want string }{
 		{"a bare id", "what is due?", "Next: tsk_1a.", "Next: [Draft brief](ensemble://task/tsk_1a)."},
 		{"asked for ids", "give me the ids", "Next: tsk_1a.", "Next: tsk_1a."},
@@ -40,6 +41,10 @@ func TestTitled(t *testing.T) {
 }
 
 func TestRefsFromData(t *testing.T) {
+	type taskRow struct {
+		ID    string `json:"id"`
+		Title string `json:"title"`
+	}
 	data := map[string]any{"tasks": []taskRow{{ID: "tsk_1", Title: "A"}, {ID: "tsk_2", Title: "B"}},
 		"project": map[string]string{"id": "prj_1", "name": "Launch"}, "other": map[string]string{"id": "x_1", "title": "no kind"}}
 	got := refsFromData(data)
@@ -113,7 +118,7 @@ func TestTurnRefsContextAndTitles(t *testing.T) {
 
 			// The next turn knows the record from the earlier call, and keeps an id asked for.
 			f.srv.Script(enginetest.Say("Its id is " + task.ID + "."))
-			var refs []Ref
+			var refs []tools.Ref
 			r2, err := f.svc.Turn(ctx, TurnRequest{ConversationID: r.ConversationID, Text: "what is its id?", Provider: wire, Model: "m"}, func(e Event) {
 				if e.Type == "refs" {
 					refs = e.Refs
@@ -145,7 +150,7 @@ func TestTurnRefsFromMessageLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if evs[1].Type != "refs" || len(evs[1].Refs) != 1 || evs[1].Refs[0] != (Ref{Kind: "page", ID: page.ID, Title: "Launch notes"}) {
+	if evs[1].Type != "refs" || len(evs[1].Refs) != 1 || evs[1].Refs[0] != (tools.Ref{Kind: "page", ID: page.ID, Title: "Launch notes"}) {
 		t.Fatalf("refs event %+v", evs[1])
 	}
 	if msg := f.srv.Requests()[0].LastUserText(); !strings.Contains(msg, `<guide name="write-page">`) {

@@ -14,6 +14,7 @@ import (
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/engines/enginetest"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/skills"
 )
 
 // kept are the values of secrets kept on this computer, by name, each from a source a model
@@ -59,7 +60,7 @@ func keptScene(t *testing.T, f *fixture) (taskID, pageID string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.PutSkill(ctx, "deploys", SkillInput{Title: "Deploy with " + kept["SKILL"], Body: "Read the notes first."}); err != nil {
+	if _, err := f.svc.PutSkill(ctx, "deploys", skills.Input{Title: "Deploy with " + kept["SKILL"], Body: "Read the notes first."}); err != nil {
 		t.Fatal(err)
 	}
 	return task.ID, page.ID

@@ -13,6 +13,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // Proposal statuses.
@@ -27,7 +28,7 @@ const (
 // needs-me every held write waits on Needs me, those that always wait (an agent's assignment, a
 // workflow) too: the riskiest writes are the last that should wait where a person on a phone
 // never sees them.
-func holdPolicy(t *Tool, policy string) string {
+func holdPolicy(t *tools.Tool, policy string) string {
 	switch {
 	case !t.IsWrite:
 		return ""
@@ -44,7 +45,7 @@ func holdPolicy(t *Tool, policy string) string {
 // hold saves a write for Apply instead of running it, and returns what the model is told. input
 // is prepared, and the preview is worked out from it now, from the records as they are; Apply
 // prepares and checks everything again.
-func (s *Service) hold(ctx context.Context, tc *ToolContext, convID string, t *Tool, callID string, input json.RawMessage, policy string) (ToolRow, string, error) {
+func (s *Service) hold(ctx context.Context, tc *tools.ToolContext, convID string, t *tools.Tool, callID string, input json.RawMessage, policy string) (ToolRow, string, error) {
 	preview, err := t.Preview(ctx, tc, input)
 	if err != nil {
 		return ToolRow{}, "", err
@@ -84,26 +85,26 @@ func (s *Service) hold(ctx context.Context, tc *ToolContext, convID string, t *T
 
 // heldTold is what the model is told of a write held where.
 func heldTold(where, preview string) string {
-	return fmt.Sprintf("Not done yet: this change waits %s: %s Nothing has changed. Tell the person what you proposed; do not call the tool again for it.", where, sentence(preview))
+	return fmt.Sprintf("Not done yet: this change waits %s: %s Nothing has changed. Tell the person what you proposed; do not call the tool again for it.", where, tools.Sentence(preview))
 }
 
 // card marks a held write's row with what its card shows beside the preview: its area, its risk,
 // and whether it can be undone once applied. t is nil for a tool no longer registered.
-func card(r ToolRow, t *Tool) ToolRow {
+func card(r ToolRow, t *tools.Tool) ToolRow {
 	if t != nil {
-		r.Area, r.Risk, r.NoUndo = t.Area, t.Risk, t.Undoable == NoUndo
+		r.Area, r.Risk, r.NoUndo = t.Area, t.Risk, t.Undoable == tools.NoUndo
 	}
 	return r
 }
 
 // needsQuestion is the Needs me question for a held write: its preview with its risk, and a
 // warning when it cannot be undone, since the person answers there without the chat's card.
-func needsQuestion(t *Tool, preview string) string {
+func needsQuestion(t *tools.Tool, preview string) string {
 	if t == nil {
 		return "Apply this change? " + preview
 	}
 	q := fmt.Sprintf("Apply this %s-risk change? %s", t.Risk, preview)
-	if t.Undoable == NoUndo {
+	if t.Undoable == tools.NoUndo {
 		q += " It cannot be undone."
 	}
 	return q
@@ -116,7 +117,7 @@ func (s *Service) heldRow(p proposal) ToolRow { return card(p.row(), s.cfg.Tools
 type proposal struct {
 	id, conv, callID, tool, preview, policy, status, errText, decision string
 	input                                                              json.RawMessage
-	result                                                             *Result
+	result                                                             *tools.Result
 }
 
 func (p proposal) row() ToolRow {
@@ -153,7 +154,7 @@ func scanProposals(rows *sql.Rows) ([]proposal, error) {
 		}
 		p.input = json.RawMessage(input)
 		if result != "" {
-			p.result = new(Result)
+			p.result = new(tools.Result)
 			if err := json.Unmarshal([]byte(result), p.result); err != nil {
 				return nil, fmt.Errorf("assistant: read proposal %s: %w", p.id, err)
 			}
@@ -254,10 +255,10 @@ func (s *Service) apply(ctx context.Context, convID string, ids []string, way vi
 			inside = append(inside, i)
 		}
 	}
-	results := make([]*Result, len(ps)) // set once a write landed
+	results := make([]*tools.Result, len(ps)) // set once a write landed
 	if len(inside) > 0 {
 		bad := -1
-		landed := make([]Result, len(ps))
+		landed := make([]tools.Result, len(ps))
 		_, err = s.cfg.Records.Batch(ctx, s.toolContext(ps[0].conv).Actor, "", func(b *records.Batch) error {
 			tx := b.Tx()
 			var summaries []string
@@ -277,7 +278,7 @@ func (s *Service) apply(ctx context.Context, convID string, ids []string, way vi
 				}
 				answered = append(answered, d)
 				landed[i] = res
-				summaries = append(summaries, clause(res.Summary))
+				summaries = append(summaries, tools.Clause(res.Summary))
 			}
 			tx.Describe("%s.", strings.Join(summaries, "; "))
 			settled = answered
@@ -307,18 +308,18 @@ func (s *Service) apply(ctx context.Context, convID string, ids []string, way vi
 }
 
 // The sentences refusing a held write that was settled before this Apply or Discard.
-func alreadyApplied(p proposal) string { return clause(p.preview) + " was already applied." }
+func alreadyApplied(p proposal) string { return tools.Clause(p.preview) + " was already applied." }
 func wasDiscarded(p proposal) string {
-	return clause(p.preview) + " was discarded, so it cannot be applied."
+	return tools.Clause(p.preview) + " was discarded, so it cannot be applied."
 }
 func alreadySettled(p proposal) string {
-	return clause(p.preview) + " was already applied or discarded."
+	return tools.Clause(p.preview) + " was already applied or discarded."
 }
 
 // markApplied marks p applied with its receipt inside tx, answering its Needs me card when the
 // chat applies it, or says it was applied, discarded or answered meanwhile (a second Apply, which
 // must then change nothing). It returns the card it answered, to wake once tx commits.
-func markApplied(tx *ledger.Tx, p proposal, res Result, way via) (*needs.Decision, error) {
+func markApplied(tx *ledger.Tx, p proposal, res tools.Result, way via) (*needs.Decision, error) {
 	d, err := settleDecision(tx, p, optionApply, way)
 	if err != nil {
 		return nil, err
@@ -336,45 +337,45 @@ func markApplied(tx *ledger.Tx, p proposal, res Result, way via) (*needs.Decisio
 }
 
 // heldTool is the tool of a held write, checked again: it still exists and takes the input.
-func (s *Service) heldTool(ctx context.Context, p proposal) (*Tool, error) {
+func (s *Service) heldTool(ctx context.Context, p proposal) (*tools.Tool, error) {
 	t := s.cfg.Tools.Get(p.tool)
 	if t == nil || !t.IsWrite {
-		return nil, fmt.Errorf("%s can no longer be applied: the tool %s is gone.", clause(p.preview), p.tool)
+		return nil, fmt.Errorf("%s can no longer be applied: the tool %s is gone.", tools.Clause(p.preview), p.tool)
 	}
 	if err := s.writeAllowed(ctx, t); err != nil {
-		return nil, fmt.Errorf("%s can no longer be applied: %s", clause(p.preview), sentence(err.Error()))
+		return nil, fmt.Errorf("%s can no longer be applied: %s", tools.Clause(p.preview), tools.Sentence(err.Error()))
 	}
 	if err := t.Validate(p.input); err != nil {
-		return nil, fmt.Errorf("%s can no longer be applied: %s", clause(p.preview), sentence(err.Error()))
+		return nil, fmt.Errorf("%s can no longer be applied: %s", tools.Clause(p.preview), tools.Sentence(err.Error()))
 	}
 	return t, nil
 }
 
 // heldWrite is a held write checked again: its tool still exists and takes the input, and the
 // input passes the tool's Prepare against the records as tc reads them now, as it did when held.
-func (s *Service) heldWrite(ctx context.Context, tc *ToolContext, p proposal) (*Tool, json.RawMessage, error) {
+func (s *Service) heldWrite(ctx context.Context, tc *tools.ToolContext, p proposal) (*tools.Tool, json.RawMessage, error) {
 	t, err := s.heldTool(ctx, p)
 	if err != nil {
 		return nil, nil, err
 	}
-	input, err := t.prepared(ctx, tc, p.input)
+	input, err := t.Prepared(ctx, tc, p.input)
 	if err != nil {
-		return nil, nil, &sentenceError{fmt.Sprintf("%s can no longer be applied: %s", clause(p.preview), sentence(err.Error())), err}
+		return nil, nil, &sentenceError{fmt.Sprintf("%s can no longer be applied: %s", tools.Clause(p.preview), tools.Sentence(err.Error())), err}
 	}
 	return t, input, nil
 }
 
 // applyOne checks one held write again and makes it inside b. Its tool reads through b, so it
 // sees what the held writes before it in this Apply changed.
-func (s *Service) applyOne(ctx context.Context, b *records.Batch, p proposal) (Result, error) {
+func (s *Service) applyOne(ctx context.Context, b *records.Batch, p proposal) (tools.Result, error) {
 	tc := s.toolContext(p.conv)
 	tc.Records = b.Reads()
 	t, input, err := s.heldWrite(ctx, tc, p)
 	if err != nil {
-		return Result{}, err
+		return tools.Result{}, err
 	}
 	if err := checkWorkflowPlan(b.Tx(), p); err != nil {
-		return Result{}, err
+		return tools.Result{}, err
 	}
 	return t.Write(ctx, tc, b, input)
 }
@@ -382,15 +383,15 @@ func (s *Service) applyOne(ctx context.Context, b *records.Batch, p proposal) (R
 // applyOutside checks one held outside write again and makes it. The tool claims the proposal in
 // the transaction that makes its change (for an assignment, the one that saves the run, before the
 // run is queued), so of two Applies at once exactly one changes anything.
-func (s *Service) applyOutside(ctx context.Context, p proposal, way via) (Result, error) {
+func (s *Service) applyOutside(ctx context.Context, p proposal, way via) (tools.Result, error) {
 	tc := s.toolContext(p.conv)
 	t, input, err := s.heldWrite(ctx, tc, p)
 	if err != nil {
-		return Result{}, err
+		return tools.Result{}, err
 	}
 	claimed := false
 	var answered *needs.Decision
-	res, err := t.Outside(ctx, tc, input, func(tx *ledger.Tx, res Result) error {
+	res, err := t.Outside(ctx, tc, input, func(tx *ledger.Tx, res tools.Result) error {
 		d, err := markApplied(tx, p, res, way)
 		if err != nil {
 			return err
@@ -399,7 +400,7 @@ func (s *Service) applyOutside(ctx context.Context, p proposal, way via) (Result
 		return tx.Emit(KindConversation, p.conv, ConversationChange{ID: p.conv, Change: "message"})
 	})
 	if err == nil && !claimed {
-		return Result{}, fmt.Errorf("assistant: %s did not record its Apply", p.tool)
+		return tools.Result{}, fmt.Errorf("assistant: %s did not record its Apply", p.tool)
 	}
 	if err == nil {
 		s.wakeSettled([]*needs.Decision{answered})
@@ -409,7 +410,7 @@ func (s *Service) applyOutside(ctx context.Context, p proposal, way via) (Result
 
 // applyFailed records why an Apply failed and returns the receipts: those in landed applied, the
 // one at bad failed, the rest still waiting.
-func (s *Service) applyFailed(ctx context.Context, ps []proposal, landed []*Result, bad int, cause error) error {
+func (s *Service) applyFailed(ctx context.Context, ps []proposal, landed []*tools.Result, bad int, cause error) error {
 	var ce *heldConflict
 	if errors.As(cause, &ce) || bad < 0 {
 		return cause

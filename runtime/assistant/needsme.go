@@ -8,6 +8,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/store"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // A write held under the needs-me policy waits in two places at once: for Apply (or Discard) in the
@@ -39,13 +40,13 @@ const (
 )
 
 // needsDecision is a held write's Needs me card.
-func needsDecision(t *Tool, preview string) needs.Decision {
+func needsDecision(t *tools.Tool, preview string) needs.Decision {
 	return needs.NewQuestion(needs.Source{Title: "Assistant"}, needsQuestion(t, preview), []string{"Apply", "Discard"}, optionApply, false)
 }
 
 // postNeedsMe puts the card of held write t on Needs me inside tx and returns its decision's id,
 // or "" where there is no Needs me (the write then waits for the chat only).
-func (s *Service) postNeedsMe(tx *ledger.Tx, t *Tool, preview string) (string, error) {
+func (s *Service) postNeedsMe(tx *ledger.Tx, t *tools.Tool, preview string) (string, error) {
 	if s.cfg.Needs == nil {
 		return "", nil
 	}
@@ -144,7 +145,7 @@ func chatMay(d needs.Decision, p proposal) bool {
 
 // answeredOnNeedsMe says that p was answered on Needs me, by whom and when.
 func answeredOnNeedsMe(p proposal, d needs.Decision) string {
-	return fmt.Sprintf("%s was already answered on Needs me %s, so nothing more is done here.", clause(p.preview), d.AnsweredPhrase())
+	return fmt.Sprintf("%s was already answered on Needs me %s, so nothing more is done here.", tools.Clause(p.preview), d.AnsweredPhrase())
 }
 
 // decidedElsewhere is the sentence refusing the chat's Apply or Discard of p when its Needs me card

@@ -13,6 +13,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // withNeeds gives f's assistant a Needs me and the needs-me policy.
@@ -66,7 +67,7 @@ func TestNeedsMeShowsEveryHeldWrite(t *testing.T) {
 			return enginetest.ToolCall("hub_create_tasks", map[string]any{"tasks": []map[string]any{{"title": "Book flights"}}})
 		}, "Apply this medium-risk change? Add 1 task: “Book flights”."},
 		{"a workflow", false, func(*agentFixture) enginetest.Step {
-			return enginetest.ToolCall(workflowToolName, workflowCall("Launch plan",
+			return enginetest.ToolCall(tools.WorkflowTool, workflowCall("Launch plan",
 				wfStep{"id": "proj", "tool": "hub_create_project", "input": map[string]any{"name": "Launch"}},
 				wfStep{"id": "tasks", "tool": "hub_create_tasks", "input": map[string]any{"tasks": []any{map[string]any{"title": "Kickoff"}}}}))
 		}, "Apply this high-risk change? Workflow “Launch plan”, 2 steps under one Apply"},
@@ -301,5 +302,24 @@ func TestNeedsMeAsksAgainAfterARestart(t *testing.T) {
 	waitFor(t, "the new card's answer applied", func() bool { s, _ := f.heldCard(t, nd, p); return s == applied })
 	if n := f.count(t, "SELECT count(*) FROM tasks WHERE title = 'After restart'"); n != 1 {
 		t.Errorf("%d tasks", n)
+	}
+}
+
+// TestNeedsQuestion: the Needs me question carries the held write's risk, and says when it cannot
+// be undone, since the person answers there without the chat's card.
+func TestNeedsQuestion(t *testing.T) {
+	reg := tools.HubTools()
+	cases := []struct {
+		tool, want string
+	}{
+		{"hub_create_page", "Apply this low-risk change? Add page “Notes”."},
+		{"hub_delete_tasks", "Apply this high-risk change? Add page “Notes”."},
+		{"hub_assign_to_agent", "Apply this high-risk change? Add page “Notes”. It cannot be undone."},
+		{"hub_gone", "Apply this change? Add page “Notes”."},
+	}
+	for _, c := range cases {
+		if got := needsQuestion(reg.Get(c.tool), "Add page “Notes”."); got != c.want {
+			t.Errorf("%s: %q, want %q", c.tool, got, c.want)
+		}
 	}
 }

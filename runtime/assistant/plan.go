@@ -13,6 +13,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/models"
 	"github.com/ensemblework/ensemble/runtime/problem"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // The person's own AI plan as the assistant's model (spec 003 §8). Instead of a model API with a
@@ -203,7 +204,7 @@ func planError(p aiPlan, err error) error {
 	case errors.Is(err, engines.ErrSignedOut):
 		return fmt.Errorf("%s is not signed in on this computer; sign in to it (Settings → Agents), then ask again.", p.title)
 	}
-	return &sentenceError{fmt.Sprintf("%s could not answer: %s", p.title, sentence(err.Error())), err}
+	return &sentenceError{fmt.Sprintf("%s could not answer: %s", p.title, tools.Sentence(err.Error())), err}
 }
 
 // transcript is the conversation so far, for an agent session that has not seen it.

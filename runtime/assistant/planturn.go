@@ -18,6 +18,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/httpin"
 	"github.com/ensemblework/ensemble/runtime/loopback"
 	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // planTurn is one turn on a plan while its agent runs: the engines.Host the agent's driver talks to,
@@ -28,7 +29,7 @@ type planTurn struct {
 	policy string
 	plan   aiPlan
 	prep   *turnPrep
-	tc     *ToolContext
+	tc     *tools.ToolContext
 	emit   func(Event)
 	secret string
 	srv    *mcp.Server

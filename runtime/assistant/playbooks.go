@@ -1,43 +1,23 @@
 package assistant
 
 import (
-	"context"
-	"embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
-	"path"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/ensemblework/ensemble/runtime/playbooks"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
-// Playbooks are Markdown files that tell the model how to use the tools for one request area
-// (spec 000 §3, §10.1). Their front matter is key: value lines between "---" lines:
-//
-//	name      what hub_how_to takes (required)
-//	title     a few words (required)
-//	when      the index line: what requests it covers (required)
-//	tools     the tools shown while it is loaded, comma-separated
-//	match     a regular expression of words that preload it (case-insensitive)
-//	paths     open paths that add to its score (a tie-break only), comma-separated prefixes
-//	mentions  kinds of record linked in the message that preload it, comma-separated
-//
-//go:embed playbooks/*.md
-var playbookFiles embed.FS
+// Playbooks (runtime/playbooks) are routed here: a message preloads the ones it points at, and a
+// turn shows the tools they name.
 
-// Playbook is one parsed playbook.
-type Playbook struct {
-	Name, Title, When string
-	Tools             []string
-	Match             *regexp.Regexp
-	Paths             []string
-	Mentions          []string
-	// Body is the Markdown after the front matter.
-	Body string
-}
+// builtinPlaybooks are the embedded playbooks, by name.
+var builtinPlaybooks = playbooks.Builtin()
 
 // Routing limits.
 const (
@@ -54,104 +34,6 @@ var coreTools = []string{
 	"hub_list_tasks", "hub_create_tasks", "hub_update_task", "hub_list_pages", "hub_read_page",
 }
 
-// builtinPlaybooks are the embedded playbooks, by name.
-var builtinPlaybooks = mustPlaybooks(playbookFiles)
-
-func mustPlaybooks(fsys fs.FS) []*Playbook {
-	pbs, err := loadPlaybooks(fsys)
-	if err != nil {
-		panic(err)
-	}
-	return pbs
-}
-
-// loadPlaybooks parses every playbooks/*.md in fsys, sorted by name.
-func loadPlaybooks(fsys fs.FS) ([]*Playbook, error) {
-	names, err := fs.Glob(fsys, "playbooks/*.md")
-	if err != nil {
-		return nil, err
-	}
-	var out []*Playbook
-	seen := map[string]bool{}
-	for _, n := range names {
-		b, err := fs.ReadFile(fsys, n)
-		if err != nil {
-			return nil, err
-		}
-		p, err := parsePlaybook(string(b))
-		if err != nil {
-			return nil, fmt.Errorf("assistant: playbook %s: %w", path.Base(n), err)
-		}
-		if seen[p.Name] {
-			return nil, fmt.Errorf("assistant: playbook %s: the name %q is taken", path.Base(n), p.Name)
-		}
-		seen[p.Name] = true
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
-
-// parsePlaybook reads a playbook's front matter and body.
-func parsePlaybook(src string) (*Playbook, error) {
-	src = strings.ReplaceAll(src, "\r\n", "\n")
-	rest, ok := strings.CutPrefix(src, "---\n")
-	if !ok {
-		return nil, fmt.Errorf("it must start with a --- front matter line")
-	}
-	head, body, ok := strings.Cut(rest, "\n---\n")
-	if !ok {
-		return nil, fmt.Errorf("its front matter has no closing --- line")
-	}
-	p := &Playbook{Body: strings.TrimSpace(body)}
-	for _, line := range strings.Split(head, "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			return nil, fmt.Errorf("front matter line %q is not key: value", line)
-		}
-		v = strings.TrimSpace(v)
-		switch strings.TrimSpace(k) {
-		case "name":
-			p.Name = v
-		case "title":
-			p.Title = v
-		case "when":
-			p.When = v
-		case "tools":
-			p.Tools = splitList(v)
-		case "match":
-			re, err := regexp.Compile("(?i)" + v)
-			if err != nil {
-				return nil, fmt.Errorf("match: %w", err)
-			}
-			p.Match = re
-		case "paths":
-			p.Paths = splitList(v)
-		case "mentions":
-			p.Mentions = splitList(v)
-		default:
-			return nil, fmt.Errorf("unknown front matter key %q", strings.TrimSpace(k))
-		}
-	}
-	if p.Name == "" || p.Title == "" || p.When == "" {
-		return nil, fmt.Errorf("name, title and when are required")
-	}
-	return p, nil
-}
-
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // routeInput is what routing reads of a turn.
 type routeInput struct {
 	Text     string   // the person's message
@@ -163,7 +45,7 @@ type routeInput struct {
 // (two or more), a linked record of a kind p names gives 2, and an open path under one of p's
 // paths adds 1. base is the score without the path: a playbook loads only when base > 0, so an
 // open page alone loads nothing and the path only breaks ties.
-func (p *Playbook) score(in routeInput) (base, total int) {
+func score(p *playbooks.Playbook, in routeInput) (base, total int) {
 	if p.Match != nil {
 		words := map[string]bool{}
 		for _, w := range p.Match.FindAllString(in.Text, -1) {
@@ -196,16 +78,16 @@ func (p *Playbook) score(in routeInput) (base, total int) {
 
 // routePlaybooks returns the playbooks in preloads, best first: at most MaxPreloaded, each with a
 // score from its words or mentions; ties go to the open path, then to the name.
-func routePlaybooks(pbs []*Playbook, in routeInput) []*Playbook {
+func routePlaybooks(pbs []*playbooks.Playbook, in routeInput) []*playbooks.Playbook {
 	type scored struct {
-		p     *Playbook
+		p     *playbooks.Playbook
 		total int
 	}
 	// A URL counts as itself, not as the words in its path ("go.dev/doc" is not a document).
 	in.Text = urlRe.ReplaceAllString(in.Text, "https://")
 	var hits []scored
 	for _, p := range pbs {
-		if base, total := p.score(in); base > 0 {
+		if base, total := score(p, in); base > 0 {
 			hits = append(hits, scored{p, total})
 		}
 	}
@@ -215,7 +97,7 @@ func routePlaybooks(pbs []*Playbook, in routeInput) []*Playbook {
 		}
 		return hits[i].p.Name < hits[j].p.Name
 	})
-	var out []*Playbook
+	var out []*playbooks.Playbook
 	for _, h := range hits[:min(len(hits), MaxPreloaded)] {
 		out = append(out, h.p)
 	}
@@ -224,24 +106,13 @@ func routePlaybooks(pbs []*Playbook, in routeInput) []*Playbook {
 
 var urlRe = regexp.MustCompile(`https?://[^\s)>\]]+`)
 
-// findPlaybook returns the playbook named, or nil.
-func findPlaybook(pbs []*Playbook, name string) *Playbook {
-	name = strings.ToLower(strings.TrimSpace(name))
-	for _, p := range pbs {
-		if p.Name == name {
-			return p
-		}
-	}
-	return nil
-}
-
 // toolsetsOff is ENSEMBLE_ASSISTANT_TOOLSETS=off: every registered tool is shown (still capped).
 func toolsetsOff() bool { return strings.EqualFold(os.Getenv("ENSEMBLE_ASSISTANT_TOOLSETS"), "off") }
 
 // shownTools is which tool schemas a request carries: the core tools, the loaded playbooks' tools,
 // then any registered tool no playbook names (a tool not yet given a playbook is never hidden), at
 // most MaxToolSchemas, each once and only if registered. all shows every registered tool.
-func shownTools(reg *Registry, loaded []*Playbook, pbs []*Playbook, all bool) []string {
+func shownTools(reg *tools.Registry, loaded []*playbooks.Playbook, pbs []*playbooks.Playbook, all bool) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(n string) {
@@ -273,7 +144,7 @@ func shownTools(reg *Registry, loaded []*Playbook, pbs []*Playbook, all bool) []
 }
 
 // playbookIndex is the instructions' line per playbook, for hub_how_to.
-func playbookIndex(pbs []*Playbook) string {
+func playbookIndex(pbs []*playbooks.Playbook) string {
 	var b strings.Builder
 	b.WriteString("Playbooks (guides for a kind of request; load one with hub_how_to when the request fits and none is in the context):")
 	for _, p := range pbs {
@@ -283,50 +154,20 @@ func playbookIndex(pbs []*Playbook) string {
 }
 
 // guide is a playbook as the message's context carries it.
-func guide(p *Playbook) string {
+func guide(p *playbooks.Playbook) string {
 	return fmt.Sprintf("<guide name=%q>\n%s\n</guide>", p.Name, p.Body)
 }
 
-// howToIn is hub_how_to's input.
-type howToIn struct {
-	Name string `json:"name" check:"minLength=1" jsonschema:"the playbook's name"`
-}
-
-func howToTool() Tool {
-	var names []string
-	for _, p := range builtinPlaybooks {
-		names = append(names, p.Name+" ("+p.Title+")")
-	}
-	return typedTool(Tool{
-		Name: "hub_how_to",
-		Area: "skills", // playbooks are the built-in skills (spec 000 intro)
-		Risk: RiskLow,
-		Description: "Load a playbook: how to use the tools for one kind of request, and the tools it needs for the rest of this turn. " +
-			"Playbooks: " + strings.Join(names, ", ") + ".",
-	}, Typed[howToIn]{
-		Run: func(ctx context.Context, tc *ToolContext, in howToIn) (Result, error) {
-			p := findPlaybook(builtinPlaybooks, in.Name)
-			if p == nil {
-				var names []string
-				for _, p := range builtinPlaybooks {
-					names = append(names, p.Name)
-				}
-				return Result{}, fmt.Errorf("There is no playbook named %q; the playbooks are %s.", in.Name, strings.Join(names, ", "))
-			}
-			return Result{Summary: fmt.Sprintf("Read the playbook %s.", quoted(p.Title)),
-				Data: map[string]any{"name": p.Name, "tools": p.Tools, "guide": p.Body}}, nil
-		},
-	})
-}
-
 // loadedBy returns the playbook a successful hub_how_to call loaded, or nil.
-func loadedBy(name string, input json.RawMessage, isErr bool) *Playbook {
+func loadedBy(name string, input json.RawMessage, isErr bool) *playbooks.Playbook {
 	if name != "hub_how_to" || isErr {
 		return nil
 	}
-	in, err := decodeInput[howToIn](input)
-	if err != nil {
+	var in struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
 		return nil
 	}
-	return findPlaybook(builtinPlaybooks, in.Name)
+	return playbooks.Find(builtinPlaybooks, in.Name)
 }

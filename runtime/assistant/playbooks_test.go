@@ -1,23 +1,26 @@
 package assistant
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
-	"testing/fstest"
+
+	"github.com/ensemblework/ensemble/runtime/playbooks"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 func TestRoutePlaybooks(t *testing.T) {
-	pb := func(src string) *Playbook {
+	pb := func(src string) *playbooks.Playbook {
 		t.Helper()
-		p, err := parsePlaybook(src)
+		p, err := playbooks.Parse(src)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	pbs := []*Playbook{
+	pbs := []*playbooks.Playbook{
 		pb("---\nname: week\ntitle: Week\nwhen: planning\nmatch: \\b(plan|week|due)\\b\npaths: /tasks\nmentions: task\n---\nbody"),
 		pb("---\nname: triage\ntitle: Triage\nwhen: triage\nmatch: \\b(triage|backlog)\\b\npaths: /tasks\nmentions: task\n---\nbody"),
 		pb("---\nname: write\ntitle: Write\nwhen: pages\nmatch: \\b(write|page)\\b\npaths: /pages\nmentions: page\n---\nbody"),
@@ -56,7 +59,7 @@ func TestRoutePlaybooks(t *testing.T) {
 }
 
 func TestPlaybookScore(t *testing.T) {
-	p, err := parsePlaybook("---\nname: w\ntitle: W\nwhen: w\nmatch: \\b(plan|week)\\b\npaths: /tasks\nmentions: task, project\n---\n")
+	p, err := playbooks.Parse("---\nname: w\ntitle: W\nwhen: w\nmatch: \\b(plan|week)\\b\npaths: /tasks\nmentions: task, project\n---\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,38 +74,16 @@ func TestPlaybookScore(t *testing.T) {
 		{routeInput{Text: "x", Path: "/tasks/tsk_1"}, 0, 1},
 	}
 	for _, tt := range tests {
-		if base, total := p.score(tt.in); base != tt.base || total != tt.total {
+		if base, total := score(p, tt.in); base != tt.base || total != tt.total {
 			t.Errorf("score(%+v) = %d, %d, want %d, %d", tt.in, base, total, tt.base, tt.total)
 		}
-	}
-}
-
-func TestParsePlaybookRefusesBadFiles(t *testing.T) {
-	tests := []struct{ name, src, want string }{
-		{"no front matter", "# hi", "must start"},
-		{"unclosed", "---\nname: a\n", "closing"},
-		{"missing when", "---\nname: a\ntitle: A\n---\n", "required"},
-		{"unknown key", "---\nname: a\ntitle: A\nwhen: w\ncolour: red\n---\n", "unknown"},
-		{"bad match", "---\nname: a\ntitle: A\nwhen: w\nmatch: (\n---\n", "match"},
-	}
-	for _, tt := range tests {
-		if _, err := parsePlaybook(tt.src); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: err %v, want one containing %q", tt.name, err, tt.want)
-		}
-	}
-	_, err := loadPlaybooks(fstest.MapFS{
-		"playbooks/a.md": {Data: []byte("---\nname: a\ntitle: A\nwhen: w\n---\n")},
-		"playbooks/b.md": {Data: []byte("---\nname: a\ntitle: B\nwhen: w\n---\n")},
-	})
-	if err == nil || !strings.Contains(err.Error(), "taken") {
-		t.Errorf("two playbooks of one name: %v", err)
 	}
 }
 
 // The embedded playbooks parse, name only tools the Hub has (hub_web_search may come later), and
 // route the requests they are for.
 func TestBuiltinPlaybooks(t *testing.T) {
-	reg := HubTools()
+	reg := tools.HubTools()
 	if len(builtinPlaybooks) < 4 {
 		t.Fatalf("%d playbooks", len(builtinPlaybooks))
 	}
@@ -141,8 +122,8 @@ func TestBuiltinPlaybooks(t *testing.T) {
 }
 
 func TestShownTools(t *testing.T) {
-	reg := HubTools()
-	week := findPlaybook(builtinPlaybooks, "week")
+	reg := tools.HubTools()
+	week := playbooks.Find(builtinPlaybooks, "week")
 	shown := shownTools(reg, nil, builtinPlaybooks, false)
 	for _, n := range []string{"hub_how_to", "hub_read_skill", "hub_list_tasks"} {
 		if !slices.Contains(shown, n) {
@@ -152,7 +133,7 @@ func TestShownTools(t *testing.T) {
 	if slices.Contains(shown, "hub_delete_tasks") || slices.Contains(shown, "hub_create_project") {
 		t.Errorf("a playbook's tool is shown without it: %v", shown)
 	}
-	if with := shownTools(reg, []*Playbook{week}, builtinPlaybooks, false); !slices.Contains(with, "hub_list_people") {
+	if with := shownTools(reg, []*playbooks.Playbook{week}, builtinPlaybooks, false); !slices.Contains(with, "hub_list_people") {
 		t.Errorf("week's tools not shown: %v", with)
 	}
 	if all := shownTools(reg, nil, builtinPlaybooks, true); len(all) != len(reg.Names()) {
@@ -160,9 +141,11 @@ func TestShownTools(t *testing.T) {
 	}
 
 	// However many tools there are, a request carries at most MaxToolSchemas.
-	big := NewRegistry()
+	big := tools.NewRegistry()
 	for i := range 200 {
-		if err := big.Register(Tool{Name: fmt.Sprintf("t%03d", i), Area: "skills", Risk: RiskLow, Schema: []byte(`{"type":"object"}`), Run: readSkillTool().Run}); err != nil {
+		if err := big.Register(tools.Tool{Name: fmt.Sprintf("t%03d", i), Area: "skills", Risk: tools.RiskLow, Schema: []byte(`{"type":"object"}`), Run: func(context.Context, *tools.ToolContext, json.RawMessage) (tools.Result, error) {
+			return tools.Result{}, nil
+		}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ensemblework/ensemble/engines/enginetest"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // recordsState is the live tasks' and pages' titles, to prove a refused call changed nothing.
@@ -112,15 +113,15 @@ func TestHeldCardShowsRisk(t *testing.T) {
 		tool  string
 		input func(f *fixture) map[string]any
 		area  string
-		risk  Risk
+		risk  tools.Risk
 	}{
-		{"hub_create_page", func(*fixture) map[string]any { return map[string]any{"title": "Notes"} }, "pages", RiskLow},
+		{"hub_create_page", func(*fixture) map[string]any { return map[string]any{"title": "Notes"} }, "pages", tools.RiskLow},
 		{"hub_update_task", func(f *fixture) map[string]any {
 			return map[string]any{"id": f.newTask(t, "Draft brief").ID, "priority": "high"}
-		}, "tasks", RiskMedium},
+		}, "tasks", tools.RiskMedium},
 		{"hub_delete_tasks", func(f *fixture) map[string]any {
 			return map[string]any{"ids": []string{f.newTask(t, "Draft brief").ID}}
-		}, "tasks", RiskHigh},
+		}, "tasks", tools.RiskHigh},
 	}
 	for _, c := range cases {
 		t.Run(c.tool, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/tools/toolstest"
 )
 
 // TestSentenceBuildersDoNotDoublePunctuation puts parts that end in every kind of punctuation
@@ -30,7 +31,6 @@ func TestSentenceBuildersDoNotDoublePunctuation(t *testing.T) {
 			"applied or discarded": alreadySettled(p),
 			"answered on Needs me": answeredOnNeedsMe(p, answered),
 			"held":                 heldTold("for the person's Apply in the chat", part),
-			"workflow step":        (&stepError{n: 2, total: 3, id: "b", tool: "hub_create_tasks", err: errors.New(part)}).Error(),
 			"model error":          modelError("Test Model", errors.New(part)).Error(),
 			"plan error":           planError(aiPlans["claude-code"], errors.New(part)).Error(),
 			"unknown tool":         unknownTool("hub_nope", []string{"hub_list_tasks"}),
@@ -48,7 +48,7 @@ func TestSentenceBuildersDoNotDoublePunctuation(t *testing.T) {
 			}
 		}
 		for name, s := range built {
-			if m := doubled.FindString(s) + midStop.FindString(s); m != "" {
+			if m := toolstest.Doubled.FindString(s) + toolstest.MidStop.FindString(s); m != "" {
 				t.Errorf("%s, from %q: %q doubles its punctuation (%q)", name, part, s, m)
 			}
 			if s == "" || !endsSentence(s) {

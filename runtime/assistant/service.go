@@ -1,8 +1,12 @@
+// Package assistant is Ensemble's assistant: the loop that answers one turn with a model, calling
+// the tools of runtime/tools, and what a turn leaves behind: conversations, held writes (Apply in
+// the chat or an answer on Needs me), a held workflow's steps, settings, and turns run on the
+// person's own AI plan. It routes a message to the playbooks (runtime/playbooks) and names the
+// person's skills (runtime/skills) in its instructions.
 package assistant
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +24,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // Turn limits.
@@ -38,7 +43,7 @@ type Config struct {
 	Store  *store.Store
 	Writer *ledger.Writer
 	// Tools are the tools a turn offers; HubTools() when nil.
-	Tools *Registry
+	Tools *tools.Registry
 	// Providers returns the provider a turn names ("anthropic" or "openai") at baseURL ("" for the
 	// default). When nil, keys come from the environment (models.FromEnv) with Timeout.
 	Providers func(provider, baseURL string) (models.Provider, error)
@@ -51,7 +56,7 @@ type Config struct {
 	Needs *needs.Service
 	// Runs is where hub_assign_to_agent and hub_list_agent_sessions reach the agents' runs; nil,
 	// they say no agents run here.
-	Runs Runs
+	Runs tools.Runs
 	// Log is for what no person waits to hear; slog.Default() when nil.
 	Log *slog.Logger
 	// Plans are the agents a turn can run on as the person's own plan, by driver name ("claude",
@@ -87,7 +92,7 @@ type Service struct {
 // New returns a Service.
 func New(cfg Config) *Service {
 	if cfg.Tools == nil {
-		cfg.Tools = HubTools()
+		cfg.Tools = tools.HubTools()
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = models.TimeoutFromEnv()
@@ -125,9 +130,9 @@ type ToolRow struct {
 	IsWrite bool   `json:"isWrite,omitempty"`
 	// Status is "running", "done" or "error"; for a held write "proposed" (waiting for Apply in
 	// the chat), "waiting" (on Needs me, and for Apply in the chat) or "discarded".
-	Status  string `json:"status"`
-	Summary string `json:"summary,omitempty"`
-	Refs    []Ref  `json:"refs,omitempty"`
+	Status  string      `json:"status"`
+	Summary string      `json:"summary,omitempty"`
+	Refs    []tools.Ref `json:"refs,omitempty"`
 	// Group is the Undo group of a write that landed.
 	Group string `json:"group,omitempty"`
 	// ProposalID names a held write, for Apply; Preview says what it does. A held write that was
@@ -139,7 +144,7 @@ type ToolRow struct {
 	// Area is the part of Ensemble the tool works in (tasks, pages, …): what the call touched.
 	Area string `json:"area,omitempty"`
 	// Risk is a held write's risk (low, medium, high), shown on its card.
-	Risk Risk `json:"risk,omitempty"`
+	Risk tools.Risk `json:"risk,omitempty"`
 	// NoUndo: the write cannot be undone (it started an agent run), so no Undo is offered for it.
 	NoUndo bool `json:"noUndo,omitempty"`
 }
@@ -177,7 +182,7 @@ type Event struct {
 	Reply          *Reply   `json:"reply,omitempty"`
 	// Refs ("refs", before any text) are the records the turn knows, so a client shows titles
 	// for their ids (spec 000 §4.1).
-	Refs []Ref `json:"refs,omitempty"`
+	Refs []tools.Ref `json:"refs,omitempty"`
 }
 
 // Turn answers req, sending events to emit (which may be nil) as they happen. The person's message
@@ -336,8 +341,8 @@ const nudge = "You said you would do that, but you made no tool call. Make the c
 
 // toolContext is what the conversation's tools run with, in a turn or on Apply: the ledger
 // records their writes as the assistant's, with the conversation's id.
-func (s *Service) toolContext(convID string) *ToolContext {
-	return &ToolContext{Records: s.cfg.Records, Runs: s.cfg.Runs, Skills: s, WriteAllowed: s.writeAllowed,
+func (s *Service) toolContext(convID string) *tools.ToolContext {
+	return &tools.ToolContext{Records: s.cfg.Records, Runs: s.cfg.Runs, Skills: s, WriteAllowed: s.writeAllowed,
 		Actor: ledger.Actor{Kind: ledger.Assistant, ID: convID, Name: "Assistant"}}
 }
 
@@ -456,7 +461,7 @@ func (s *Service) system(policy string, prep *turnPrep) string {
 }
 
 // call runs one tool call and returns its row, what the model is told, and whether that is an error.
-func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offered []string, policy string, c models.ToolCall, emit func(Event)) (ToolRow, string, bool) {
+func (s *Service) call(ctx context.Context, tc *tools.ToolContext, convID string, offered []string, policy string, c models.ToolCall, emit func(Event)) (ToolRow, string, bool) {
 	row := ToolRow{CallID: c.ID, Name: c.Name, Status: "running"}
 	fail := func(msg string) (ToolRow, string, bool) {
 		row.Status, row.Summary = "error", s.hide(msg)
@@ -476,11 +481,11 @@ func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offe
 	if t == nil || !contains(offered, c.Name) {
 		return fail(unknownTool(c.Name, callable(offered, s.cfg.Tools, st)))
 	}
-	row.IsWrite, row.Area, row.NoUndo = t.IsWrite, t.Area, t.Undoable == NoUndo
+	row.IsWrite, row.Area, row.NoUndo = t.IsWrite, t.Area, t.Undoable == tools.NoUndo
 	if err := t.Validate(c.Input); err != nil {
 		return fail(fmt.Sprintf("The input for %s is not valid, so nothing was done. %s", c.Name, err))
 	}
-	input, err := t.prepared(ctx, tc, rawOr(c.Input))
+	input, err := t.Prepared(ctx, tc, c.Input)
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -493,25 +498,13 @@ func (s *Service) call(ctx context.Context, tc *ToolContext, convID string, offe
 		return held, told, false
 	}
 	emit(Event{Type: EventTool, Tool: &row})
-	res, err := t.dispatch(ctx, tc, input)
+	res, err := t.Dispatch(ctx, tc, input)
 	if err != nil {
 		return fail(err.Error())
 	}
 	row.Status, row.Summary, row.Refs, row.Group = "done", s.hide(res.Summary), resultRefs(t, res), res.Group
 	emit(Event{Type: EventTool, Tool: &row})
-	content := res.Summary
-	if res.Data != nil {
-		b, _ := json.Marshal(res.Data)
-		content += "\n" + string(b)
-	}
-	return row, headAndTail(content, MaxToolResultChars), false
-}
-
-func rawOr(in json.RawMessage) json.RawMessage {
-	if len(in) == 0 {
-		return json.RawMessage("{}")
-	}
-	return in
+	return row, res.ForModel(), false
 }
 
 func contains(l []string, s string) bool {
@@ -528,7 +521,7 @@ func modelError(model string, err error) error {
 	if models.IsTimeout(err) || models.IsCutOff(err) || errors.Is(err, context.Canceled) {
 		return err
 	}
-	return &sentenceError{fmt.Sprintf("%s could not answer: %s", model, sentence(err.Error())), err}
+	return &sentenceError{fmt.Sprintf("%s could not answer: %s", model, tools.Sentence(err.Error())), err}
 }
 
 var (
@@ -553,3 +546,12 @@ func localURL(raw string) bool {
 	}
 	return loopback.Host(u.Host)
 }
+
+// sentenceError is an error whose text is a sentence built around its cause's, which it wraps.
+type sentenceError struct {
+	msg   string
+	cause error
+}
+
+func (e *sentenceError) Error() string { return e.msg }
+func (e *sentenceError) Unwrap() error { return e.cause }

@@ -8,15 +8,16 @@ import (
 
 	"github.com/ensemblework/ensemble/engines/enginetest"
 	"github.com/ensemblework/ensemble/runtime/problem"
+	"github.com/ensemblework/ensemble/runtime/skills"
 )
 
 func TestSkillsSaveReadDelete(t *testing.T) {
 	f := newFixture(t, "anthropic", time.Minute)
 	ctx := context.Background()
-	if _, err := f.svc.PutSkill(ctx, "weekly-review", SkillInput{Title: " Weekly  review ", Body: "Every Friday, list what is done."}); err != nil {
+	if _, err := f.svc.PutSkill(ctx, "weekly-review", skills.Input{Title: " Weekly  review ", Body: "Every Friday, list what is done."}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.PutSkill(ctx, "weekly-review", SkillInput{Title: "Weekly review", Body: "List what is done and what slipped."}); err != nil {
+	if _, err := f.svc.PutSkill(ctx, "weekly-review", skills.Input{Title: "Weekly review", Body: "List what is done and what slipped."}); err != nil {
 		t.Fatal(err)
 	}
 	sks, err := f.svc.Skills(ctx)
@@ -29,14 +30,14 @@ func TestSkillsSaveReadDelete(t *testing.T) {
 	}
 	bad := []struct {
 		name string
-		in   SkillInput
+		in   skills.Input
 	}{
-		{"Bad Name", SkillInput{Title: "t", Body: "b"}},
-		{"-dash", SkillInput{Title: "t", Body: "b"}},
-		{"ok", SkillInput{Title: "", Body: "b"}},
-		{"ok", SkillInput{Title: "t", Body: "  "}},
-		{"ok", SkillInput{Title: strings.Repeat("t", 121), Body: "b"}},
-		{"ok", SkillInput{Title: "t", Body: strings.Repeat("b", 20001)}},
+		{"Bad Name", skills.Input{Title: "t", Body: "b"}},
+		{"-dash", skills.Input{Title: "t", Body: "b"}},
+		{"ok", skills.Input{Title: "", Body: "b"}},
+		{"ok", skills.Input{Title: "t", Body: "  "}},
+		{"ok", skills.Input{Title: strings.Repeat("t", 121), Body: "b"}},
+		{"ok", skills.Input{Title: "t", Body: strings.Repeat("b", 20001)}},
 	}
 	for _, b := range bad {
 		if _, err := f.svc.PutSkill(ctx, b.name, b.in); !problem.Is(err, problem.KindInvalid) || strings.Count(problem.Sentence(err), ". ") > 1 {
@@ -63,7 +64,7 @@ func TestTurnNamesAndReadsSkills(t *testing.T) {
 		t.Run(wire, func(t *testing.T) {
 			f := newFixture(t, wire, time.Minute)
 			ctx := context.Background()
-			if _, err := f.svc.PutSkill(ctx, "standup", SkillInput{Title: "Daily stand-up notes", Body: "Three bullets: done, next, blocked."}); err != nil {
+			if _, err := f.svc.PutSkill(ctx, "standup", skills.Input{Title: "Daily stand-up notes", Body: "Three bullets: done, next, blocked."}); err != nil {
 				t.Fatal(err)
 			}
 			f.srv.Script(
@@ -93,11 +94,11 @@ func TestSkillsBlockNamesAtMostTwenty(t *testing.T) {
 	if skillsBlock(nil) != "" {
 		t.Fatal("a block without skills")
 	}
-	var sks []Skill
+	var sks []skills.Skill
 	for i := range 25 {
-		sks = append(sks, Skill{Name: string(rune('a' + i)), Title: "t"})
+		sks = append(sks, skills.Skill{Name: string(rune('a' + i)), Title: "t"})
 	}
-	if n := strings.Count(skillsBlock(sks), "\n- "); n != MaxNamedSkills {
-		t.Fatalf("%d skills named, want %d", n, MaxNamedSkills)
+	if n := strings.Count(skillsBlock(sks), "\n- "); n != skills.MaxNamed {
+		t.Fatalf("%d skills named, want %d", n, skills.MaxNamed)
 	}
 }

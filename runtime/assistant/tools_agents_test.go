@@ -6,11 +6,9 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/engines/enginetest"
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
@@ -18,44 +16,24 @@ import (
 	"github.com/ensemblework/ensemble/runtime/models"
 	"github.com/ensemblework/ensemble/runtime/profiles"
 	"github.com/ensemblework/ensemble/runtime/records"
-	"github.com/ensemblework/ensemble/runtime/sessions"
 	"github.com/ensemblework/ensemble/runtime/store"
+	"github.com/ensemblework/ensemble/runtime/tools"
+	"github.com/ensemblework/ensemble/runtime/tools/toolstest"
 )
-
-// standIn is a stand-in coding agent: each start is counted and ends at once with a summary, so
-// no real CLI runs.
-type standIn struct{ starts atomic.Int32 }
-
-func (*standIn) Name() string { return "stand-in" }
-
-func (d *standIn) Start(ctx context.Context, spec engines.Spec, h engines.Host) (engines.Run, error) {
-	d.starts.Add(1)
-	h.Event(engines.Event{At: time.Now(), Kind: engines.EventStarted, Session: "s1", Model: "stand-in-1"})
-	h.Event(engines.Event{At: time.Now(), Kind: engines.EventMessage, Text: "Fixed it."})
-	return doneRun{}, nil
-}
-
-type doneRun struct{}
-
-func (doneRun) Wait() (engines.Result, error) {
-	return engines.Result{SessionID: "s1", Summary: "Fixed the login page."}, nil
-}
-func (doneRun) Stop(context.Context) error { return nil }
 
 // agentFixture is a fixture whose assistant reaches real runs (jobs and sessions) of a stand-in
 // agent; "codex" is set up but not signed in.
 type agentFixture struct {
 	*fixture
-	agent *standIn
-	runs  Runs
+	agent *toolstest.StandIn
+	runs  tools.Runs
 	js    *jobs.Service
 	prof  *profiles.Service
 }
 
 func newAgentFixture(t *testing.T) *agentFixture {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "ensemble.db"))
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ensemble.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,29 +41,15 @@ func newAgentFixture(t *testing.T) *agentFixture {
 	t.Cleanup(func() { bus.Close(); st.Close() })
 	w := ledger.New(st, bus)
 	rec := records.New(st, w)
-	agent := &standIn{}
-	ss := sessions.New(sessions.Options{Store: st, Writer: w})
-	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, DataDir: t.TempDir(), Sessions: ss,
-		Drivers: map[string]engines.Driver{"stand-in": agent, "codex": agent},
-		Ready: func(_ context.Context, name string) error {
-			if name == "codex" {
-				return errors.New("Codex is not signed in; run `codex login` in a terminal")
-			}
-			return nil
-		}})
-	if err := js.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { js.Close() })
-	prof := profiles.New(profiles.Options{Store: st, Writer: w, KnownAgent: js.KnownAgent})
-	runs := NewRuns(js, ss, prof)
+	a := toolstest.NewAgents(t, st, w, rec)
+	runs := tools.NewRuns(a.Jobs, a.Sessions, a.Profiles)
 	srv := enginetest.NewServer(t)
 	svc := New(Config{Records: rec, Store: st, Writer: w, Runs: runs, Timeout: time.Minute,
 		Providers: func(p, base string) (models.Provider, error) {
 			return models.NewAnthropic("test", srv.URL, time.Minute), nil
 		}})
 	t.Cleanup(func() { svc.Close(context.Background()) })
-	return &agentFixture{fixture: &fixture{st: st, rec: rec, svc: svc, srv: srv}, agent: agent, runs: runs, js: js, prof: prof}
+	return &agentFixture{fixture: &fixture{st: st, rec: rec, svc: svc, srv: srv}, agent: a.Agent, runs: runs, js: a.Jobs, prof: a.Profiles}
 }
 
 func (f *agentFixture) task(t *testing.T, title string) string {
@@ -115,11 +79,11 @@ func TestAssignWaitsForApplyAndStartsOneRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := r.Tools[0]
-	want := "Assign “Fix login” to Stand-in in " + homeShort(folder) + " (model m1, thinking high, long context, fast mode)."
+	want := "Assign “Fix login” to Stand-in in " + tools.HomeShort(folder) + " (model m1, thinking high, long context, fast mode)."
 	if row.Status != "proposed" || row.ProposalID == "" || row.Preview != want {
 		t.Fatalf("row %+v, want preview %q", row, want)
 	}
-	if row.Area != "agents" || row.Risk != RiskHigh || !row.NoUndo {
+	if row.Area != "agents" || row.Risk != tools.RiskHigh || !row.NoUndo {
 		t.Errorf("card %+v, want a high-risk agents write without Undo", row)
 	}
 	if n := f.count(t, "SELECT count(*) FROM jobs"); n != 0 {
@@ -154,26 +118,32 @@ func TestAssignWaitsForApplyAndStartsOneRun(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if n := f.agent.starts.Load(); n != 1 || job.Settings.Model != "m1" {
+	if n := f.agent.Starts(); n != 1 || job.Settings.Model != "m1" {
 		t.Fatalf("the agent started %d times with model %q; want once with m1", n, job.Settings.Model)
 	}
 
 	// The session is listed, and hub_assign_to_agent can continue it.
-	tc := &ToolContext{Records: f.rec, Actor: ledger.Actor{Kind: ledger.Assistant, ID: "conv_test"}, Runs: f.runs}
-	res, err := HubTools().Get("hub_list_agent_sessions").Call(ctx, tc, json.RawMessage(`{"agent":"stand-in"}`))
+	tc := &tools.ToolContext{Records: f.rec, Actor: ledger.Actor{Kind: ledger.Assistant, ID: "conv_test"}, Runs: f.runs}
+	res, err := tools.HubTools().Get("hub_list_agent_sessions").Call(ctx, tc, json.RawMessage(`{"agent":"stand-in"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(res.Data)
-	var data struct{ Sessions []sessionRow }
+	var data struct {
+		Sessions []struct {
+			ID      string `json:"id"`
+			Task    string `json:"task"`
+			LastRun string `json:"lastRun"`
+		}
+	}
 	json.Unmarshal(b, &data)
 	if len(data.Sessions) != 1 || data.Sessions[0].Task != "Fix login" || data.Sessions[0].LastRun != job.ID {
 		t.Fatalf("sessions %s (%s)", b, res.Summary)
 	}
-	if res, _ := HubTools().Get("hub_list_agent_sessions").Call(ctx, tc, json.RawMessage(`{"agent":"codex"}`)); res.Summary != "No agent sessions found." {
+	if res, _ := tools.HubTools().Get("hub_list_agent_sessions").Call(ctx, tc, json.RawMessage(`{"agent":"codex"}`)); res.Summary != "No agent sessions found." {
 		t.Errorf("codex sessions: %s", res.Summary)
 	}
-	p, err := HubTools().Get("hub_assign_to_agent").Preview(ctx, tc, raw(t, map[string]any{"taskId": taskID, "sessionId": data.Sessions[0].ID}))
+	p, err := tools.HubTools().Get("hub_assign_to_agent").Preview(ctx, tc, raw(t, map[string]any{"taskId": taskID, "sessionId": data.Sessions[0].ID}))
 	if err != nil || !strings.Contains(p, "continuing its earlier session") {
 		t.Errorf("continue preview %q, %v", p, err)
 	}
@@ -184,8 +154,8 @@ func TestAssignRefusals(t *testing.T) {
 	ctx := context.Background()
 	f := newAgentFixture(t)
 	taskID := f.task(t, "Fix login")
-	tc := &ToolContext{Records: f.rec, Actor: ledger.Actor{Kind: ledger.Assistant, ID: "conv_test"}, Runs: f.runs}
-	tool := HubTools().Get("hub_assign_to_agent")
+	tc := &tools.ToolContext{Records: f.rec, Actor: ledger.Actor{Kind: ledger.Assistant, ID: "conv_test"}, Runs: f.runs}
+	tool := tools.HubTools().Get("hub_assign_to_agent")
 	for _, c := range []struct {
 		name  string
 		input map[string]any
@@ -205,7 +175,7 @@ func TestAssignRefusals(t *testing.T) {
 			}
 		})
 	}
-	if _, err := tool.Preview(ctx, &ToolContext{Records: f.rec}, raw(t, map[string]any{"taskId": taskID})); !errors.Is(err, errNoRuns) {
+	if _, err := tool.Preview(ctx, &tools.ToolContext{Records: f.rec}, raw(t, map[string]any{"taskId": taskID})); !errors.Is(err, tools.ErrNoRuns) {
 		t.Errorf("without runs: %v", err)
 	}
 
@@ -220,102 +190,6 @@ func TestAssignRefusals(t *testing.T) {
 	}
 	if row := r.Tools[0]; row.Status != "error" || !strings.Contains(row.Summary, "codex login") || row.ProposalID != "" {
 		t.Fatalf("row %+v", row)
-	}
-}
-
-// TestAssignUnderProfile: hub_assign_to_agent takes the profile named, else the default (starred,
-// else first saved), else none; what the call names wins over the profile.
-func TestAssignUnderProfile(t *testing.T) {
-	ctx := context.Background()
-	f := newAgentFixture(t)
-	taskID := f.task(t, "Fix login")
-	tc := &ToolContext{Records: f.rec, Actor: ledger.Actor{Kind: ledger.Assistant, ID: "conv_test"}, Runs: f.runs}
-	str := func(v string) *string { return &v }
-
-	// None saved: Quick settings, so the agent must be named as before.
-	if _, err := planAssign(ctx, tc, assignOf(t, map[string]any{"taskId": taskID})); err == nil || !strings.Contains(err.Error(), "Name the agent") {
-		t.Fatalf("no profiles: %v", err)
-	}
-	careDir, starDir := t.TempDir(), t.TempDir()
-	care, err := f.prof.Create(ctx, profiles.Input{Name: str("Careful"), Agent: str("stand-in"), Folder: str(careDir),
-		Settings: &jobs.SettingsInput{Mode: str("review"), Model: str("p1")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	star, err := f.prof.Create(ctx, profiles.Input{Name: str("Starred"), Agent: str("stand-in"), Folder: str(starDir),
-		Settings: &jobs.SettingsInput{Git: str("commit")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		name               string
-		star               bool
-		input              map[string]any
-		agent, folder      string
-		mode, git, model   string
-		preview, errorWant string
-	}{
-		{name: "first saved is the default", input: map[string]any{"taskId": taskID},
-			agent: "stand-in", folder: careDir, mode: "review", git: "local", model: "p1",
-			preview: "Assign “Fix login” to Stand-in in " + homeShort(careDir) + " (model p1), under the run profile “Careful”."},
-		{name: "the call wins", input: map[string]any{"taskId": taskID, "model": "m9", "folder": starDir},
-			agent: "stand-in", folder: starDir, mode: "review", git: "local", model: "m9"},
-		{name: "starred is the default", star: true, input: map[string]any{"taskId": taskID},
-			agent: "stand-in", folder: starDir, mode: "ask", git: "commit"},
-		{name: "named by name", star: true, input: map[string]any{"taskId": taskID, "profile": "careful"},
-			agent: "stand-in", folder: careDir, mode: "review", git: "local", model: "p1"},
-		{name: "named by id", star: true, input: map[string]any{"taskId": taskID, "profile": care.ID},
-			agent: "stand-in", folder: careDir, mode: "review", git: "local", model: "p1"},
-		{name: "unknown", input: map[string]any{"taskId": taskID, "profile": "Nope"}, errorWant: `There is no run profile "Nope".`},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			if c.star {
-				if _, err := f.prof.Star(ctx, star.ID); err != nil {
-					t.Fatal(err)
-				}
-			}
-			a, err := planAssign(ctx, tc, assignOf(t, c.input))
-			if c.errorWant != "" {
-				if err == nil || !strings.Contains(err.Error(), c.errorWant) {
-					t.Fatalf("error %v, want %q", err, c.errorWant)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			set, err := a.req.Settings.Resolve()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if a.req.Agent != c.agent || a.req.Folder != c.folder || string(set.Mode) != c.mode || string(set.Git) != c.git || set.Model != c.model {
-				t.Errorf("request %+v with %+v", a.req, set)
-			}
-			if c.preview != "" && a.preview() != c.preview {
-				t.Errorf("preview %q, want %q", a.preview(), c.preview)
-			}
-		})
-	}
-
-	// Applied, the run has the profile's settings.
-	tool := HubTools().Get("hub_assign_to_agent")
-	res, err := tool.Outside(ctx, tc, raw(t, map[string]any{"taskId": taskID, "profile": "Careful"}),
-		func(*ledger.Tx, Result) error { return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := f.js.Get(ctx, res.Data.(map[string]any)["runId"].(string))
-	if err != nil || j.Settings.Mode != "review" || j.Settings.Model != "p1" || j.Folder != careDir {
-		t.Fatalf("run %+v, %v", j, err)
-	}
-
-	// A run continuing a session keeps the session's: no default profile, and a named one is refused.
-	if a, err := planAssign(ctx, tc, assignOf(t, map[string]any{"taskId": taskID, "continueRunId": j.ID})); err != nil || a.profile != "" || a.req.Settings.Mode != nil {
-		t.Errorf("continuing took the profile %q (%+v), %v", a.profile, a.req.Settings, err)
-	}
-	_, err = planAssign(ctx, tc, assignOf(t, map[string]any{"taskId": taskID, "continueRunId": j.ID, "profile": "Careful"}))
-	if err == nil || !strings.Contains(err.Error(), "leave out the profile") {
-		t.Errorf("continuing under a profile: %v", err)
 	}
 }
 
@@ -364,14 +238,4 @@ func TestAssignPrepareFixesProfile(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Folder != careDir {
 		t.Fatalf("runs %+v, %v; want one in the Careful profile's folder", list, err)
 	}
-}
-
-// assignOf is hub_assign_to_agent's input as the tool decodes it.
-func assignOf(t *testing.T, input any) assignInput {
-	t.Helper()
-	in, err := decodeInput[assignInput](raw(t, input))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in
 }

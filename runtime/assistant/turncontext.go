@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/models"
+	"github.com/ensemblework/ensemble/runtime/playbooks"
+	"github.com/ensemblework/ensemble/runtime/skills"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // turnPrep is what a turn works from besides its history (spec 000 §3): the instructions' lasting
@@ -21,8 +24,8 @@ type turnPrep struct {
 	// keeps their text alone.
 	context string
 	shown   []string
-	allows  func(*Tool) bool // the settings' allowed write areas
-	loaded  []*Playbook
+	allows  func(*tools.Tool) bool // the settings' allowed write areas
+	loaded  []*playbooks.Playbook
 	all     bool
 	refs    *refSet
 	message string
@@ -55,7 +58,7 @@ func (s *Service) prepare(ctx context.Context, convID string, req TurnRequest) *
 			continue
 		}
 		if title, err := s.cfg.Records.Title(ctx, kind, id); err == nil {
-			p.refs.add(Ref{Kind: kind, ID: id, Title: title})
+			p.refs.add(tools.Ref{Kind: kind, ID: id, Title: title})
 		}
 	}
 	path := req.Path
@@ -77,7 +80,7 @@ func (s *Service) prepare(ctx context.Context, convID string, req TurnRequest) *
 	if s.cfg.Tools.Get("hub_how_to") != nil {
 		parts = append(parts, playbookIndex(builtinPlaybooks))
 	}
-	if sks, err := s.skills(ctx, MaxNamedSkills); err != nil {
+	if sks, err := s.skills(ctx, skills.MaxNamed); err != nil {
 		s.cfg.Log.Warn("assistant: list skills", "err", err)
 	} else if b := skillsBlock(sks); b != "" && s.cfg.Tools.Get("hub_read_skill") != nil {
 		parts = append(parts, b)
@@ -89,23 +92,23 @@ func (s *Service) prepare(ctx context.Context, convID string, req TurnRequest) *
 }
 
 // linkedRefs are the records a text links with a title: [Title](ensemble://kind/id).
-func linkedRefs(text string) []Ref {
-	var out []Ref
+func linkedRefs(text string) []tools.Ref {
+	var out []tools.Ref
 	for _, m := range titledLinkRe.FindAllStringSubmatch(text, -1) {
-		out = append(out, Ref{Kind: m[2], ID: m[3], Title: strings.TrimPrefix(m[1], "@")})
+		out = append(out, tools.Ref{Kind: m[2], ID: m[3], Title: strings.TrimPrefix(m[1], "@")})
 	}
 	return out
 }
 
 // known is a copy of the records the turn knows now, for the "refs" event.
-func (p *turnPrep) known() []Ref { return slices.Clone(p.refs.list) }
+func (p *turnPrep) known() []tools.Ref { return slices.Clone(p.refs.list) }
 
 // tools are the schemas a request carries.
-func (p *turnPrep) tools(reg *Registry) []models.Tool { return reg.Describe(p.shown) }
+func (p *turnPrep) tools(reg *tools.Registry) []models.Tool { return reg.Describe(p.shown) }
 
 // called notes one finished call: its refs become known, and a playbook hub_how_to loaded adds its
 // tools for the rest of the turn.
-func (p *turnPrep) called(reg *Registry, row ToolRow, c models.ToolCall, isErr bool) {
+func (p *turnPrep) called(reg *tools.Registry, row ToolRow, c models.ToolCall, isErr bool) {
 	p.refs.add(row.Refs...)
 	if pb := loadedBy(c.Name, c.Input, isErr); pb != nil && !p.all {
 		for _, l := range p.loaded {
@@ -119,7 +122,7 @@ func (p *turnPrep) called(reg *Registry, row ToolRow, c models.ToolCall, isErr b
 }
 
 // allowed is names without the writes of areas the person turned off: the model is not shown them.
-func (p *turnPrep) allowed(names []string, reg *Registry) []string {
+func (p *turnPrep) allowed(names []string, reg *tools.Registry) []string {
 	return slices.DeleteFunc(names, func(n string) bool { return !p.allows(reg.Get(n)) })
 }
 
@@ -128,7 +131,7 @@ func (p *turnPrep) reply(text string) string { return titled(text, p.refs, p.mes
 
 // turnContext is the block in front of the person's message: today with its weekday, week and time
 // zone, then the preloaded playbooks as guides.
-func turnContext(now time.Time, guides []*Playbook) string {
+func turnContext(now time.Time, guides []*playbooks.Playbook) string {
 	zone, off := now.Zone()
 	sign := "+"
 	if off < 0 {

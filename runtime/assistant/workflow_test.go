@@ -11,6 +11,7 @@ import (
 	"github.com/ensemblework/ensemble/engines/enginetest"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 type wfStep = map[string]any
@@ -43,7 +44,7 @@ func TestWorkflowAppliesAsOneUndo(t *testing.T) {
 			ctx := context.Background()
 			f := newFixture(t, wire, time.Minute) // policy immediate: the workflow still waits
 			f.srv.Script(
-				enginetest.ToolCall(workflowToolName, workflowCall("Launch plan",
+				enginetest.ToolCall(tools.WorkflowTool, workflowCall("Launch plan",
 					wfStep{"id": "proj", "tool": "hub_create_project", "input": map[string]any{"name": "Launch"}},
 					wfStep{"id": "tasks", "tool": "hub_create_tasks", "input": map[string]any{"tasks": []any{
 						map[string]any{"title": "Kickoff", "labels": []any{ref("proj.project.name")}}}}},
@@ -99,7 +100,7 @@ func TestWorkflowAppliesAsOneUndo(t *testing.T) {
 // TestWorkflowRefusals: forward and unknown refs, reads, outside writes, nested workflows and
 // repeated ids are refused when proposed, naming the step and the place.
 func TestWorkflowRefusals(t *testing.T) {
-	r := HubTools()
+	r := tools.HubTools()
 	mk := func(id, tool string, input map[string]any) wfStep {
 		return wfStep{"id": id, "tool": tool, "input": input}
 	}
@@ -120,7 +121,7 @@ func TestWorkflowRefusals(t *testing.T) {
 			`Step 2 ("look"): hub_list_tasks is a read`},
 		{"outside write", []wfStep{proj, mk("go", "hub_assign_to_agent", map[string]any{"taskId": "t"})},
 			"runs outside the records transaction"},
-		{"nested", []wfStep{proj, mk("inner", workflowToolName, map[string]any{})},
+		{"nested", []wfStep{proj, mk("inner", tools.WorkflowTool, map[string]any{})},
 			"a workflow cannot run another workflow"},
 		{"repeated id", []wfStep{proj, mk("proj", "hub_create_project", map[string]any{"name": "B"})},
 			`the id "proj" is already step 1's`},
@@ -133,7 +134,7 @@ func TestWorkflowRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			raw, _ := json.Marshal(workflowCall("Plan", c.steps...))
-			_, err := readPlan(r, planOf(t, raw))
+			_, err := r.Get(tools.WorkflowTool).Preview(context.Background(), &tools.ToolContext{}, raw)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want %q", err, c.want)
 			}
@@ -145,7 +146,7 @@ func TestWorkflowRefusals(t *testing.T) {
 		t.Run(wire, func(t *testing.T) {
 			f := newFixture(t, wire, time.Minute)
 			f.srv.Script(
-				enginetest.ToolCall(workflowToolName, workflowCall("Plan", cases[0].steps...)),
+				enginetest.ToolCall(tools.WorkflowTool, workflowCall("Plan", cases[0].steps...)),
 				enginetest.Say("I could not propose it."),
 			)
 			r, _, err := f.turn(t, wire, "do it")
@@ -178,7 +179,7 @@ func TestWorkflowFailingStepLandsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.srv.Script(
-		enginetest.ToolCall(workflowToolName, workflowCall("Tidy up",
+		enginetest.ToolCall(tools.WorkflowTool, workflowCall("Tidy up",
 			wfStep{"id": "add", "tool": "hub_create_tasks", "input": map[string]any{"tasks": []any{map[string]any{"title": "New work"}}}},
 			wfStep{"id": "rename", "tool": "hub_update_task", "input": map[string]any{"id": old.ID, "title": "New name"}},
 			wfStep{"id": "page", "tool": "hub_create_page", "input": map[string]any{"title": ref("add.created.0.title")}},
@@ -235,7 +236,7 @@ func TestWorkflowPlanHashBindsApply(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "openai", time.Minute)
 	f.srv.Script(
-		enginetest.ToolCall(workflowToolName, workflowCall("Two",
+		enginetest.ToolCall(tools.WorkflowTool, workflowCall("Two",
 			wfStep{"id": "a", "tool": "hub_create_project", "input": map[string]any{"name": "A"}},
 			wfStep{"id": "b", "tool": "hub_create_project", "input": map[string]any{"name": "B"}},
 		)),
@@ -267,11 +268,7 @@ func TestWorkflowPreviewOfRefStep(t *testing.T) {
 		wfStep{"id": "proj", "tool": "hub_create_project", "input": map[string]any{"name": "Launch"}},
 		wfStep{"id": "up", "tool": "hub_update_project", "input": map[string]any{"id": ref("proj.project.id"), "status": "paused"}},
 	))
-	p, err := readPlan(HubTools(), planOf(t, raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := p.preview(context.Background(), f.svc.toolContext("cnv_x"))
+	got, err := tools.HubTools().Get(tools.WorkflowTool).Preview(context.Background(), f.svc.toolContext("cnv_x"), raw)
 	if err != nil || !strings.HasSuffix(got, "\n2. Update project with id: (the project made in step 1); status: “paused”.") {
 		t.Fatalf("preview %q, %v", got, err)
 	}
@@ -283,7 +280,7 @@ func TestWorkflowStepChangesWhatAnEarlierStepMade(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "anthropic", time.Minute)
 	f.srv.Script(
-		enginetest.ToolCall(workflowToolName, workflowCall("Pause launch",
+		enginetest.ToolCall(tools.WorkflowTool, workflowCall("Pause launch",
 			wfStep{"id": "proj", "tool": "hub_create_project", "input": map[string]any{"name": "Launch"}},
 			wfStep{"id": "pause", "tool": "hub_update_project", "input": map[string]any{"id": ref("proj.project.id"), "status": "paused"}},
 		)),
@@ -300,14 +297,4 @@ func TestWorkflowStepChangesWhatAnEarlierStepMade(t *testing.T) {
 	if err := f.st.Reader().QueryRow("SELECT status FROM projects WHERE name = 'Launch'").Scan(&status); err != nil || status != "paused" {
 		t.Fatalf("project status %q, %v", status, err)
 	}
-}
-
-// planOf is hub_run_workflow's input as the tool decodes it.
-func planOf(t *testing.T, raw json.RawMessage) rawPlan {
-	t.Helper()
-	in, err := decodeInput[rawPlan](raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in
 }

@@ -23,8 +23,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"github.com/ensemblework/ensemble/runtime/store"
 	"time"
+
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // Event is one entry of the stream. Data is the JSON of a typed payload chosen by the package that

@@ -5,12 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/ensemblework/ensemble/runtime/events"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/judge"
 )
 

@@ -2,8 +2,8 @@ package jobs
 
 import (
 	"context"
-	"github.com/ensemblework/ensemble/runtime/events"
 
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 )
 

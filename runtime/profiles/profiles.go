@@ -13,11 +13,11 @@
 package profiles
 
 import (
-	"github.com/ensemblework/ensemble/runtime/events"
 	"reflect"
 	"strings"
 	"time"
 
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/problem"
 )

@@ -28,7 +28,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ensemblework/ensemble/runtime/events"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -37,6 +36,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ensemblework/ensemble/bridge/keyform"
 	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ensemblework/ensemble/bridge/keyform"
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/problem"

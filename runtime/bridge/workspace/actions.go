@@ -15,9 +15,9 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/ensemblework/ensemble/runtime/assistant"
 	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // action is one entry of the allowlist: a read any key may run, or a change that needs changes
@@ -31,7 +31,7 @@ type action struct {
 	schema            any // the input's JSON schema: from shape, or the assistant tool's own
 	// tool is the assistant's own tool of this name, when it has one: it runs instead of run, with
 	// its schema, its Prepare and its Undo group (assistant_actions.go).
-	tool *assistant.Tool
+	tool *tools.Tool
 	// limit says which inputs a guard refuses, for ensemble_actions.
 	limit string
 }
@@ -328,7 +328,7 @@ var actionList = sync.OnceValue(func() []*action {
 			a.limit = "Refuses kind document (files are restored in Ensemble)."
 		}
 	}
-	list = append(list, assistantActions(assistant.HubTools())...)
+	list = append(list, assistantActions(tools.HubTools())...)
 	sort.SliceStable(list, func(i, j int) bool { return list[i].group < list[j].group })
 	return list
 })

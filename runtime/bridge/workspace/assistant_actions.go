@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/ensemblework/ensemble/runtime/assistant"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
-// fromAssistant are the allowlist's names the assistant has as its own tools, with the group
-// ensemble_actions lists them in. The bridge runs the assistant's tool itself, so an editor gets its
-// schema, its checks (a task named by title becomes its id, or a sentence says why not), its Undo
-// group and the live refresh, exactly as in Ensemble's chat. Names the assistant keeps to itself
+// fromAssistant are the allowlist's names that are the assistant's Hub tools (runtime/tools), with
+// the group ensemble_actions lists them in. The bridge runs the tool itself, from the registry the
+// assistant's turn loop calls (without importing the loop), so an editor gets its schema, its
+// checks (a task named by title becomes its id, or a sentence says why not), its Undo group and
+// the live refresh, exactly as in Ensemble's chat. Names the assistant keeps to itself
 // (hub_read_web_page, hub_assign_to_agent, hub_run_workflow) are not here: see notOffered.
 var fromAssistant = []struct{ name, group string }{
 	{"hub_how_to", "guides"},
@@ -27,12 +28,12 @@ var fromAssistant = []struct{ name, group string }{
 // assistantActions returns the allowlist's entries that run the assistant's tools of reg. A name
 // missing from reg is a build that lost a tool the bridge promises: it panics at start, not at a
 // call.
-func assistantActions(reg *assistant.Registry) []*action {
+func assistantActions(reg *tools.Registry) []*action {
 	out := make([]*action, 0, len(fromAssistant))
 	for _, f := range fromAssistant {
 		t := reg.Get(f.name)
 		if t == nil {
-			panic(fmt.Sprintf("workspace: the assistant has no tool %s for the bridge's allowlist", f.name))
+			panic(fmt.Sprintf("workspace: the Hub tools have no tool %s for the bridge's allowlist", f.name))
 		}
 		out = append(out, &action{name: t.Name, group: f.group, desc: t.Description, write: t.IsWrite,
 			schema: json.RawMessage(t.Schema), tool: t})
@@ -51,7 +52,7 @@ func (s *Service) actWithTool(ctx context.Context, c Caller, a *action, input js
 		return nil, &Refusal{Status: http.StatusBadRequest, Msg: fmt.Sprintf("The input of %s is not right, so nothing was done. %s It takes the inputSchema here.", a.name, err),
 			Extra: map[string]any{"inputSchema": a.schema}}
 	}
-	tc := &assistant.ToolContext{Records: s.rec, Skills: s, Actor: c.Actor}
+	tc := &tools.ToolContext{Records: s.rec, Skills: s, Actor: c.Actor}
 	res, err := a.tool.Call(ctx, tc, input)
 	if err != nil {
 		if ctx.Err() != nil || isRefusal(err) {
@@ -63,7 +64,7 @@ func (s *Service) actWithTool(ctx context.Context, c Caller, a *action, input js
 	}
 	out := map[string]any{"action": a.name, "result": res, "notice": NotInstructions}
 	if a.write {
-		out["undoable"] = a.tool.Undoable == assistant.Undoable
+		out["undoable"] = a.tool.Undoable == tools.Undoable
 		out["ledgerGroup"] = res.Group
 	}
 	return out, nil

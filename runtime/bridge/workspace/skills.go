@@ -6,14 +6,14 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/ensemblework/ensemble/runtime/assistant"
 	"github.com/ensemblework/ensemble/runtime/problem"
+	"github.com/ensemblework/ensemble/runtime/skills"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
-// Skills are the person's own instructions for how they work (the skills table the assistant
-// keeps). They are the one text the bridge labels trusted: the person wrote them. Only the current
-// body is kept, so older bodies are never given.
+// Skills are the person's own instructions for how they work (runtime/skills keeps them). They
+// are the one text the bridge labels trusted: the person wrote them. Only the current body is
+// kept, so older bodies are never given.
 
 // skillCard is a skill in a list: its name (its id), title and handle, without the body.
 type skillCard struct {
@@ -28,7 +28,7 @@ type skillCard struct {
 func skillRef(name string) string { return "ensemble://skill/" + name }
 
 func (s *Service) listSkills(ctx context.Context) ([]skillCard, error) {
-	sks, err := assistant.ReadSkills(ctx, s.db, 0)
+	sks, err := skills.List(ctx, s.db, 0)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
@@ -40,13 +40,13 @@ func (s *Service) listSkills(ctx context.Context) ([]skillCard, error) {
 }
 
 // Skill reads one skill's current body, by name or handle; a name that is not saved is a
-// not-found problem. It makes the Service the assistant's SkillReader, so hub_read_skill runs
-// from the bridge as it runs in the assistant.
-func (s *Service) Skill(ctx context.Context, name string) (assistant.Skill, error) {
+// not-found problem. It makes the Service a tools.SkillReader, so hub_read_skill runs from the
+// bridge as it runs in the assistant.
+func (s *Service) Skill(ctx context.Context, name string) (skills.Skill, error) {
 	name = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), "ensemble://skill/")))
-	sk, err := assistant.ReadSkill(ctx, s.db, name)
+	sk, err := skills.Read(ctx, s.db, name)
 	if err != nil {
-		return assistant.Skill{Name: name}, err
+		return skills.Skill{Name: name}, err
 	}
 	return sk, nil
 }
