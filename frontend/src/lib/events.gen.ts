@@ -169,7 +169,7 @@ export const PROFILE_CHANGED = 'profile.changed';
 /** assistant.ConversationChange */
 export const ASSISTANT_CONVERSATION = 'assistant.conversation';
 
-/** assistant.SkillChange */
+/** skills.Change */
 export const ASSISTANT_SKILL = 'assistant.skill';
 
 /** assistant.Settings */
