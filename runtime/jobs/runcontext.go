@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -57,7 +58,7 @@ func (r *run) addReadTools(srv *mcp.Server) {
 		"Ranked word search across the person's records in Ensemble (tasks, projects, people, repositories, pages, files), closest to this task first; each hit has a handle for ensemble_context.",
 		func(ctx context.Context, in SearchInput) (any, error) {
 			if strings.TrimSpace(in.Query) == "" {
-				return nil, fmt.Errorf("ensemble_search needs words in query")
+				return nil, fmt.Errorf("say what to look for in query: words from a record's title or text")
 			}
 			return rc.Search(ctx, r.job.TaskID, in)
 		})
@@ -70,12 +71,14 @@ func addRead[In any](srv *mcp.Server, r *run, name, title, desc string, answer f
 	if err != nil {
 		panic(fmt.Sprintf("jobs: the schema of %s: %v", name, err)) // a programming error, found by any test
 	}
+	fields := jsonFields(reflect.TypeFor[In]())
 	srv.AddTool(&mcp.Tool{Name: name, Title: title, Description: desc, InputSchema: schema, Annotations: readAnnotations},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var in In
 			if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
 				if err := httpin.Decode(raw, &in); err != nil {
-					return toolRefusal(fmt.Errorf("%s: %s", name, inputSentence(err))), nil
+					// Not toolRefusal: the sentence starts with the tool's name, in its own case.
+					return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: inputSentence(name, err, fields)}}}, nil
 				}
 			}
 			out, err := answer(ctx, in)
@@ -95,14 +98,23 @@ func addRead[In any](srv *mcp.Server, r *run, name, title, desc string, answer f
 		})
 }
 
-// inputSentence is httpin's sentence about a body, said of a tool's input.
-func inputSentence(err error) string {
+// inputSentence is httpin's sentence about a body, said of a tool's input, which has the fields.
+func inputSentence(name string, err error, fields []string) string {
 	msg := err.Error()
-	msg = strings.Replace(msg, "The body must be", "The input must be", 1)
-	msg = strings.Replace(msg, "The body is", "The input is", 1)
-	msg = strings.Replace(msg, "this route takes", "this tool takes", 1)
-	if len(msg) > 0 {
-		msg = strings.ToLower(msg[:1]) + msg[1:]
+	if f, ok := strings.CutPrefix(msg, "Unknown field "); ok {
+		return fmt.Sprintf("%s takes no field %s; its fields are %s.", name, strings.TrimSuffix(f, "."), strings.Join(fields, ", "))
 	}
-	return strings.TrimSuffix(msg, ".")
+	r := strings.NewReplacer("Field ", name+"'s field ", "The body", name+"'s input", "this route takes", "this tool takes")
+	return r.Replace(msg)
+}
+
+// jsonFields are the JSON names of a struct's fields, in order.
+func jsonFields(t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		if n, _, _ := strings.Cut(f.Tag.Get("json"), ","); n != "" && n != "-" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
