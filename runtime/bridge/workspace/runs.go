@@ -44,8 +44,9 @@ func (r runs) Search(ctx context.Context, task string, in jobs.SearchInput) (any
 }
 
 // runHints are the bridge's tool names in its answers' hints, as a run's server names them: a
-// run reads on with ensemble_context, which pages long text by offset.
-var runHints = strings.NewReplacer("ensemble_read ", "ensemble_context item=")
+// run reads on with ensemble_context, which pages long text by offset and reads a skill by its
+// handle as Read does.
+var runHints = strings.NewReplacer("ensemble_read ", "ensemble_context item=", "ensemble_skills id=", "ensemble_context item=ensemble://skill/")
 
 // forRuns is a bridge answer whose hints name the run's own tools.
 func forRuns(out map[string]any, err error) (any, error) {
