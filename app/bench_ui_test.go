@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +27,9 @@ import (
 // view in the page (the rest are spacers), so the board is interactive once every column holds
 // its count and shows its first cards.
 const boardTasks = 1000
+
+// boardBudgetMs is the budget for the board with 1,000 tasks to be interactive, at p95 (issue 14).
+const boardBudgetMs = 400
 
 // boardReady is evaluated in the page before its own scripts. It records, in milliseconds from
 // the navigation's start (performance.now()), when the board is interactive: loaded, the quick-add
@@ -82,6 +86,7 @@ func BenchmarkBoardFirstPaint(b *testing.B) {
 	b.ReportMetric(ms(pct(fcp, 95)), "fcp-p95-ms")
 	b.ReportMetric(ms(pct(tti, 50)), "tti-p50-ms")
 	b.ReportMetric(ms(pct(tti, 95)), "tti-p95-ms")
+	b.ReportMetric(boardBudgetMs, "tti-p95-budget-ms")
 	b.ReportMetric(ms(pct(painted, 50)), "painted-p50-ms")
 	b.ReportMetric(ms(pct(painted, 95)), "painted-p95-ms")
 }
@@ -125,20 +130,20 @@ func seedTasks(b *testing.B, rt *Runtime, n int) {
 // first one in it), opens the board and returns the three timings.
 func loadBoard(b *testing.B, browser context.Context, rt *Runtime) (fcp, tti, painted time.Duration) {
 	b.Helper()
-	cookie := signinCookie(b, rt)
+	cookie, board := signinCookie(b, rt)
 	tab, cancelTab := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
 	defer cancelTab()
 	ctx, cancel := context.WithTimeout(tab, 60*time.Second)
 	defer cancel()
 	if _, err := chromedp.Call(ctx, network.SetCookie, network.SetCookieParams{Name: cookie.Name, Value: cookie.Value,
-		URL: rt.URL + "/", HTTPOnly: new(true), SameSite: network.CookieSameSiteStrict}); err != nil {
+		URL: rt.URL + cookie.Path, Path: cookie.Path, HTTPOnly: new(true), SameSite: network.CookieSameSiteStrict}); err != nil {
 		b.Fatalf("set cookie: %v", err)
 	}
 	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
 		page.AddScriptToEvaluateOnNewDocumentParams{Source: fmt.Sprintf(boardReady, boardTasks)}); err != nil {
 		b.Fatalf("add script: %v", err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.URL+"/")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(board)); err != nil {
 		b.Fatalf("open the board: %v", err)
 	}
 	p, err := chromedp.Run(ctx, chromedp.Poll[float64](`window.__boardPainted`, chromedp.WithPollingInterval(5*time.Millisecond)))
@@ -160,8 +165,9 @@ func loadBoard(b *testing.B, browser context.Context, rt *Runtime) (fcp, tti, pa
 }
 
 // signinCookie follows a one-time sign-in link outside the browser and returns the session cookie
-// it sets.
-func signinCookie(b *testing.B, rt *Runtime) *http.Cookie {
+// it sets (named for the runtime's port, under the session's own path) and the board's address it
+// redirects to (whose #signin=<id> tells the page its session).
+func signinCookie(b *testing.B, rt *Runtime) (*http.Cookie, string) {
 	b.Helper()
 	hc := &http.Client{Timeout: 10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -171,12 +177,12 @@ func signinCookie(b *testing.B, rt *Runtime) *http.Cookie {
 	}
 	resp.Body.Close()
 	for _, c := range resp.Cookies() {
-		if c.Name == "ensemble_session" {
-			return c
+		if strings.HasPrefix(c.Name, "ensemble_session_") && c.Value != "" {
+			return c, rt.URL + resp.Header.Get("Location")
 		}
 	}
 	b.Fatalf("sign-in answered %s without a session cookie", resp.Status)
-	return nil
+	return nil, ""
 }
 
 func msDur(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }

@@ -306,41 +306,78 @@ func askOne(ctx context.Context, c *client, rd *bufio.Reader, out io.Writer, d n
 			fmt.Fprintln(out)
 			return false, true, nil // end of input: stop here
 		}
-		line = strings.TrimSpace(line)
-		var body map[string]any
-		switch {
-		case line == "s" || line == "skip":
-			fmt.Fprintln(out, "  Skipped.")
-			return false, false, nil
-		case line == "q" || line == "quit":
-			return false, true, nil
-		case line == "" && d.Recommended >= 0 && d.Recommended < len(d.Options):
-			body = map[string]any{"option": d.Recommended}
-		case line == "":
-			fmt.Fprintln(out, "  Type an answer (s to skip, q to quit).")
-			continue
-		default:
-			if body, err = choiceBody(d, line); err != nil {
-				fmt.Fprintf(out, "  %s.\n", capital(err.Error()))
-				continue
-			}
-		}
-		var got needs.Decision
-		err = c.do(ctx, "POST", "/api/needs/"+url.PathEscape(d.ID)+"/answer", body, &got)
-		var ae *apiError
-		switch {
-		case err == nil:
-			fmt.Fprintf(out, "  Answered “%s”.\n", got.Answer.Text)
-			return true, false, nil
-		case errors.As(err, &ae) && ae.Status == http.StatusBadRequest:
-			fmt.Fprintf(out, "  %s\n", ae.Message)
-		case errors.As(err, &ae) && (ae.Status == http.StatusConflict || ae.Status == http.StatusNotFound):
-			fmt.Fprintf(out, "  %s\n", ae.Message) // settled elsewhere meanwhile: on to the next
-			return false, false, nil
-		default:
-			return false, true, err
+		r, err := answerLine(ctx, c, out, d, line)
+		if err != nil || r != reprompt {
+			return r == answeredHere, r == quitAsking, err
 		}
 	}
+}
+
+// lineResult is what one typed line did to the decision being asked.
+type lineResult int
+
+const (
+	reprompt     lineResult = iota // nothing yet: ask again
+	answeredHere                   // answered with the line
+	settled                        // skipped, or answered elsewhere meanwhile: on to the next
+	quitAsking                     // the person quit
+)
+
+// answerLine acts on one line typed at d's prompt: a choice answers it; Enter alone chooses
+// nothing (a recommendation is a hint, never an answer given for the person, least of all a
+// Refuse they did not type).
+func answerLine(ctx context.Context, c *client, out io.Writer, d needs.Decision, line string) (lineResult, error) {
+	line = strings.TrimSpace(line)
+	var body map[string]any
+	switch {
+	case line == "s" || line == "skip":
+		fmt.Fprintln(out, "  Skipped.")
+		return settled, nil
+	case line == "q" || line == "quit":
+		return quitAsking, nil
+	case line == "":
+		fmt.Fprintf(out, "  Nothing is chosen for you: %s.\n", choices(d))
+		return reprompt, nil
+	default:
+		var err error
+		if body, err = choiceBody(d, line); err != nil {
+			fmt.Fprintf(out, "  %s.\n", capital(err.Error()))
+			return reprompt, nil
+		}
+	}
+	var got needs.Decision
+	err := c.do(ctx, "POST", "/api/needs/"+url.PathEscape(d.ID)+"/answer", body, &got)
+	var ae *apiError
+	switch {
+	case err == nil:
+		fmt.Fprintf(out, "  Answered “%s”.\n", got.Answer.Text)
+		return answeredHere, nil
+	case errors.As(err, &ae) && ae.Status == http.StatusBadRequest:
+		fmt.Fprintf(out, "  %s\n", ae.Message)
+		return reprompt, nil
+	case errors.As(err, &ae) && (ae.Status == http.StatusConflict || ae.Status == http.StatusNotFound):
+		fmt.Fprintf(out, "  %s\n", ae.Message) // settled elsewhere meanwhile: on to the next
+		return settled, nil
+	default:
+		return quitAsking, err
+	}
+}
+
+// choices says what may be typed at d's prompt, in words.
+func choices(d needs.Decision) string {
+	var p []string
+	if n := len(d.Options); n > 0 {
+		p = append(p, fmt.Sprintf("type 1 to %d", n))
+	}
+	if d.FreeText {
+		p = append(p, "type your answer")
+	}
+	p = append(p, "s to skip", "q to quit")
+	s := strings.Join(p, ", ")
+	if d.Recommended >= 0 && d.Recommended < len(d.Options) {
+		s += fmt.Sprintf(" (%d is recommended)", d.Recommended+1)
+	}
+	return s
 }
 
 func prompt(d needs.Decision) string {
@@ -351,10 +388,10 @@ func prompt(d needs.Decision) string {
 	if d.FreeText {
 		p = append(p, "your answer")
 	}
-	if d.Recommended >= 0 && d.Recommended < len(d.Options) {
-		p = append(p, fmt.Sprintf("Enter for %d", d.Recommended+1))
-	}
 	p = append(p, "s to skip", "q to quit")
+	if d.Recommended >= 0 && d.Recommended < len(d.Options) {
+		p[len(p)-1] += fmt.Sprintf("; %d is recommended", d.Recommended+1)
+	}
 	return "  Choose (" + strings.Join(p, ", ") + "): "
 }
 

@@ -176,14 +176,15 @@ func TestNeedsInteractive(t *testing.T) {
 		[]string{"go test", "gotestsum"}, 1, false))
 	third := askInBackground(t, rt, needs.NewQuestion(needs.Source{Title: "Notes"}, "Anything else?", nil, 0, true))
 
-	// The first: Enter takes the recommended (Refuse). The second: 7 is out of range, then 1.
-	// The third: skipped.
-	out, errOut, code := runCLI(t, "\n7\n1\ns\n", "needs", "-i", "--data", data)
+	// The first: Enter alone chooses nothing (not even the recommended Refuse), then 3. The
+	// second: 7 is out of range, then 1. The third: skipped.
+	out, errOut, code := runCLI(t, "\n3\n7\n1\ns\n", "needs", "-i", "--data", data)
 	if code != 0 {
 		t.Fatalf("interactive: %d %q\n%s", code, errOut, out)
 	}
 	for _, want := range []string{
-		"(1 of 3) " + first.id, "Choose (1-3, Enter for 3, s to skip, q to quit): ", "Answered “Refuse”.",
+		"(1 of 3) " + first.id, "Choose (1-3, s to skip, q to quit; 3 is recommended): ",
+		"Nothing is chosen for you: type 1 to 3, s to skip, q to quit (3 is recommended).", "Answered “Refuse”.",
 		"(2 of 3) " + second.id, "There is no option 7: choose 1 to 2.", "Answered “go test”.",
 		"(3 of 3) " + third.id, "Choose (your answer, s to skip, q to quit):   Skipped.",
 		"Answered 2 of 3.",

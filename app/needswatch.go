@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"strconv"
-	"strings"
 
 	"github.com/ensemblework/ensemble/runtime/needs"
 )
@@ -27,7 +26,7 @@ func (r *Runtime) watchNeeds(ctx context.Context, fn func(open []needs.Decision)
 		case <-sub.Done():
 			return
 		case ev := <-sub.C:
-			if strings.HasPrefix(ev.Kind, "needs.") {
+			if ev.Kind.Family() == "needs" {
 				report()
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/ensemblework/ensemble/runtime/events"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -23,16 +24,26 @@ import (
 const (
 	// phoneTakenEvent: another runtime with this computer's phone key took its address on the relay
 	// (data: phoneTaken).
-	phoneTakenEvent = "phone.taken"
+	phoneTakenEvent events.Kind = "phone.taken"
 	// phoneRotatedEvent: the runtime has a new phone key and address; every phone was signed out
 	// (data: {host}).
-	phoneRotatedEvent = "phone.rotated"
+	phoneRotatedEvent events.Kind = "phone.rotated"
 )
 
 // phoneTaken is the data of a phone.taken event.
 type phoneTaken struct {
 	Status   api.PhoneStatus `json:"status"`
 	Sentence string          `json:"sentence"`
+}
+
+// phoneRotated is the data of a phone.rotated event.
+type phoneRotated struct {
+	Host string `json:"host"`
+}
+
+// phoneEvents lists the kinds of phone access event, for the catalog.
+func phoneEvents() []events.Spec {
+	return []events.Spec{{Kind: phoneTakenEvent, Payload: phoneTaken{}}, {Kind: phoneRotatedEvent, Payload: phoneRotated{}}}
 }
 
 // phoneAccess is the runtime's tunnel to its relay and the TLS that ends only here. It is the
@@ -179,7 +190,7 @@ func (p *phoneAccess) Rotate(ctx context.Context) (string, error) {
 	p.client.SetKey(k)
 	go p.warm(host)
 	if err := p.ledger.Exec(ctx, func(tx *ledger.Tx) error {
-		return tx.Emit(phoneRotatedEvent, host, map[string]string{"host": host})
+		return tx.Emit(phoneRotatedEvent, host, phoneRotated{Host: host})
 	}); err != nil {
 		p.log.Warn("relay: the event of a new phone address was not saved", "err", err)
 	}

@@ -181,7 +181,7 @@ phone connections to one runtime, and tunnels.`,
 	f.StringVar(&email, "email", "", "contact address for the ACME account")
 	f.StringVar(&certFile, "cert", "", "a certificate file for the relay's name, instead of ACME")
 	f.StringVar(&keyFile, "key", "", "the key file for --cert")
-	f.StringVar(&joinFile, "join-secret", "", "file with a secret that makes this relay private (runtimes need `ensemble relay join-token`)")
+	f.StringVar(&joinFile, "join-secret", "", "a `file` holding a secret that makes this relay private (each runtime then needs the token 'ensemble relay join-token' prints for it)")
 	f.StringVar(&statusFile, "status-token", "", "file with a token that lets /status answer from elsewhere (Authorization: Bearer <token>)")
 	f.BoolVar(&debug, "debug", false, "log server names of connections")
 	cmd.AddCommand(&cobra.Command{

@@ -52,6 +52,7 @@ one SQLite database in the data folder.
 
 Start the runtime with 'ensemble serve' and open the link it prints. The other commands
 talk to that running runtime.`,
+		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		CompletionOptions: cobra.CompletionOptions{
@@ -63,10 +64,22 @@ talk to that running runtime.`,
 		root.Args = cobra.NoArgs
 		root.RunE = func(cmd *cobra.Command, args []string) error { return runDesktop(cmd.Context(), g) }
 	}
+	root.SetVersionTemplate("ensemble {{.Version}}\n")
 	root.PersistentFlags().StringVar(&g.data, "data", "", "data folder (default $ENSEMBLE_DATA, else the OS's application data folder)")
 	root.AddCommand(newServeCmd(g), newStatusCmd(g), newOpenCmd(g), newTasksCmd(g), newNeedsCmd(g), newBackupCmd(g), newJudgeCmd(), newDesktopCmd(g), newRunCmd(g))
 	root.AddCommand(newMCPCmd(g), newKeysCmd(g), newSecretsCmd(g), newSessionsCmd(g))
 	root.AddCommand(newRelayCmd(g), newPairCmd(g), newAgentsCmd(g))
-	root.AddCommand(newChatCmd(g))
+	root.AddCommand(newChatCmd(g), newVersionCmd())
 	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print Ensemble's version (as --version does)",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, args []string) {
+			fmt.Fprintf(cmd.OutOrStdout(), "ensemble %s\n", Version)
+		},
+	}
 }

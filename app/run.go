@@ -20,6 +20,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/profiles"
@@ -51,8 +52,9 @@ Every tool call the agent wants to make goes to Ensemble's judge under the run's
   ask         edits and commands wait for you (the default)
   review      the agent works freely inside the folder; you review at the end
   unattended  the agent works on its own; questions take their recommended answer
-When the judge asks you, the question appears here and you answer it inline (or from
-the window, a phone, or 'ensemble needs'); the first answer wins.
+When the judge asks you, the question appears here and you answer it inline by typing
+its number (Enter alone chooses nothing), or from the window, a phone, or 'ensemble needs';
+the first answer wins, and one given elsewhere takes the question off this terminal.
 
 The run works in the folder you name (default: this one), in a git worktree of it on a
 new branch ensemble/<id> (--worktree), or in a fresh folder of its own (--workspace). One
@@ -246,7 +248,7 @@ func (f runFlags) request(args []string, prof *profiles.Profile) (jobs.AssignReq
 // sseEvent is one server-sent event.
 type sseEvent struct {
 	seq  int64
-	kind string
+	kind events.Kind
 	data []byte
 }
 
@@ -266,7 +268,7 @@ func readSSE(r io.Reader, fn func(sseEvent) bool) error {
 		case strings.HasPrefix(line, "id: "):
 			ev.seq, _ = strconv.ParseInt(line[4:], 10, 64)
 		case strings.HasPrefix(line, "event: "):
-			ev.kind = line[7:]
+			ev.kind = events.Kind(line[7:])
 		case strings.HasPrefix(line, "data: "):
 			ev.data = append(ev.data, line[6:]...)
 		}
@@ -315,11 +317,18 @@ func followRun(ctx context.Context, c *client, id string, in io.Reader, out io.W
 	pr, pw := io.Pipe()
 	go func() { _, err := io.Copy(pw, in); pw.CloseWithError(err) }()
 	context.AfterFunc(ctx, func() { pw.CloseWithError(io.EOF) })
-	rd := bufio.NewReader(pr)
+	lines := make(chan typedLine) // unbuffered: a line is taken only when a prompt waits for it
+	go readLines(streams, bufio.NewReader(pr), lines)
+	q := &inlineQuestions{c: c, out: out}
 	needsOn := false
 	for {
+		var typed <-chan typedLine
+		if q.asking() {
+			typed = lines
+		}
 		select {
 		case <-ctx.Done():
+			q.breakLine()
 			fmt.Fprintln(out, "\nStopping the run…")
 			stopCtx, done := context.WithTimeout(context.Background(), 15*time.Second)
 			defer done()
@@ -338,43 +347,47 @@ func followRun(ctx context.Context, c *client, id string, in io.Reader, out io.W
 				if runErr == nil {
 					runErr = errors.New("Ensemble closed it")
 				}
+				q.breakLine()
 				return "", fmt.Errorf("the run's event stream ended before the run did (%v); follow it in the window", runErr)
 			}
 			if !needsOn {
 				// Follow Needs me from the run's first event on, so no decision of this run is missed.
 				// If that stream fails, the run is still followed; its questions wait on Needs me.
 				needsOn = true
-				go c.stream(streams, fmt.Sprintf("/api/events?since=%d", ev.seq), needCh)
+				go c.stream(streams, fmt.Sprintf("/api/events?kinds=needs.&since=%d", ev.seq), needCh)
 			}
 			var t jobs.Trace
 			json.Unmarshal(ev.data, &t)
+			if ev.kind == jobs.KindEnded {
+				q.breakLine()
+			}
 			if line := traceLine(ev.kind, t); line != "" {
-				fmt.Fprintln(out, line)
+				q.print(line)
 			}
 			if ev.kind == jobs.KindEnded {
 				return t.Status, nil
 			}
 		case ev := <-needCh:
-			if ev.kind != "needs.created" {
-				continue
-			}
 			var d needs.Decision
-			if json.Unmarshal(ev.data, &d) != nil || d.Source.RunID != id || d.Status != needs.Open {
+			if json.Unmarshal(ev.data, &d) != nil || d.Source.RunID != id {
 				continue
 			}
-			fmt.Fprintln(out)
-			printDecision(out, d)
-			if _, quit, err := askOne(ctx, c, rd, out, d); err != nil && ctx.Err() == nil {
+			switch {
+			case ev.kind == needs.KindCreated && d.Status == needs.Open:
+				q.add(d)
+			case d.Status != needs.Open:
+				q.settle(d)
+			}
+		case l := <-typed:
+			if err := q.line(ctx, l.text, l.end); err != nil && ctx.Err() == nil {
 				return "", err
-			} else if quit {
-				fmt.Fprintln(out, "  Left for later: answer it in the window or with 'ensemble needs'.")
 			}
 		}
 	}
 }
 
 // traceLine is one run event as a line of the terminal; "" for those not shown.
-func traceLine(kind string, t jobs.Trace) string {
+func traceLine(kind events.Kind, t jobs.Trace) string {
 	one := func(s string, n int) string {
 		s = strings.Join(strings.Fields(s), " ")
 		if r := []rune(s); len(r) > n {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +99,68 @@ func TestRunCommandFollowsAndAsksInline(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(folder, "made.txt")); err != nil {
 		t.Errorf("the allowed command did not run: %v", err)
+	}
+}
+
+// TestRunCommandPromptGoesWhenAnsweredElsewhere: while `ensemble run` waits at its prompt, the
+// question is answered elsewhere (here `ensemble needs answer`, as from another terminal); the
+// prompt goes away saying how it was answered, and the trace goes on to the end without a line
+// typed at it.
+func TestRunCommandPromptGoesWhenAnsweredElsewhere(t *testing.T) {
+	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: t.TempDir(), Addr: "127.0.0.1:0",
+		Log: slog.New(slog.DiscardHandler), Drivers: map[string]engines.Driver{"stand-in": scriptedAgent{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	folder := t.TempDir()
+	in, typing := io.Pipe() // nothing is typed here
+	defer typing.Close()
+	out := &lockedBuffer{}
+	cmd := newRootCmd(out)
+	cmd.SetArgs([]string{"--data", rt.cfg.DataDir, "run", "Make a file", "--agent", "stand-in", "--folder", folder, "--no-sandbox"})
+	cmd.SetIn(in)
+	cmd.SetOut(out)
+	cmd.SetErr(out)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Execute() }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	asked := regexp.MustCompile(`(?m)^(\S+)  Permission `)
+	var id string
+	for id == "" {
+		if m := asked.FindStringSubmatch(out.String()); m != nil && strings.Contains(out.String(), "Choose (") {
+			id = m[1]
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no question at the prompt:\n%s", out.String())
+		case err := <-done:
+			t.Fatalf("ensemble run ended before asking: %v\n%s", err, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if code, got := ensemble(t, "--data", rt.cfg.DataDir, "needs", "answer", id, "1"); code != 0 {
+		t.Fatalf("needs answer: %d %s", code, got)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ensemble run: %v\n%s", err, out.String())
+		}
+	case <-ctx.Done():
+		t.Fatalf("ensemble run did not finish after the answer elsewhere:\n%s", out.String())
+	}
+	text := out.String()
+	t.Logf("terminal:\n%s", text)
+	for _, want := range []string{"Answered “Allow once” (command line).", "Made it.", "■ done"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the terminal did not show %q", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(folder, "made.txt")); err != nil {
+		t.Errorf("the command allowed elsewhere did not run: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ensemblework/ensemble/runtime/events"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -23,7 +24,7 @@ import (
 
 func TestTraceLine(t *testing.T) {
 	for _, tc := range []struct {
-		kind string
+		kind events.Kind
 		t    jobs.Trace
 		want string
 	}{
@@ -125,6 +126,10 @@ type stubRuntime struct {
 	answers []string
 	stopped bool
 	hold    bool // keep the run going until stopped
+	// elsewhere answers the decision from the window a moment after it is asked; the run goes on
+	// once release is closed.
+	elsewhere bool
+	release   chan struct{}
 }
 
 func (s *stubRuntime) handler(t *testing.T) http.Handler {
@@ -136,11 +141,13 @@ func (s *stubRuntime) handler(t *testing.T) http.Handler {
 		}
 		w.(http.Flusher).Flush()
 	}
-	ev := func(seq int, kind string, v any) string {
+	ev := func(seq int, kind events.Kind, v any) string {
 		b, _ := json.Marshal(v)
 		return fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", seq, kind, b)
 	}
 	answered := make(chan struct{})
+	var once sync.Once
+	answer := func() { once.Do(func() { close(answered) }) }
 	mux.HandleFunc("GET /api/agent/jobs/job_1/events", func(w http.ResponseWriter, r *http.Request) {
 		sse(w, ev(1, jobs.KindCreated, jobs.Trace{RunID: "job_1"}),
 			ev(2, jobs.KindStatus, jobs.Trace{Status: jobs.Running, Reason: "Started in /tmp/x."}),
@@ -149,8 +156,12 @@ func (s *stubRuntime) handler(t *testing.T) http.Handler {
 			<-r.Context().Done()
 			return
 		}
+		goOn := answered
+		if s.release != nil {
+			goOn = s.release
+		}
 		select {
-		case <-answered:
+		case <-goOn:
 		case <-r.Context().Done():
 			return
 		}
@@ -166,6 +177,12 @@ func (s *stubRuntime) handler(t *testing.T) http.Handler {
 		d := needs.NewPermission(needs.Source{RunID: "job_1", Title: "Fix it"}, "Edit a.go", jobsTouches(), "Edits wait for you.")
 		d.ID, d.Status = "dec_1", needs.Open
 		sse(w, ev(3, "needs.created", other), ev(5, "needs.created", d))
+		if s.elsewhere {
+			time.Sleep(100 * time.Millisecond) // the person reads it, then answers in the window
+			d.Status, d.AnsweredBy, d.Answer = needs.Answered, "window", &needs.Answer{Option: 1, Text: "Allow for this run"}
+			sse(w, ev(6, "needs.answered", d))
+			answer()
+		}
 		<-r.Context().Done()
 	})
 	mux.HandleFunc("POST /api/needs/{id}/answer", func(w http.ResponseWriter, r *http.Request) {
@@ -176,7 +193,7 @@ func (s *stubRuntime) handler(t *testing.T) http.Handler {
 		d := needs.NewPermission(needs.Source{RunID: "job_1"}, "Edit a.go", jobsTouches(), "")
 		d.Answer = &needs.Answer{Option: 1, Text: "Allow for this run"}
 		json.NewEncoder(w).Encode(d)
-		close(answered)
+		answer()
 	})
 	mux.HandleFunc("POST /api/agent/jobs/job_1/stop", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
@@ -209,6 +226,65 @@ func TestFollowRunAnswersInline(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "Not ours?") {
 		t.Errorf("asked another run's decision:\n%s", out.String())
+	}
+}
+
+// TestFollowRunQuestionSettledElsewhere: a question answered in the window while its prompt waits
+// here takes the prompt away, says how it was answered, and the trace goes on; nothing is
+// answered from here.
+func TestFollowRunQuestionSettledElsewhere(t *testing.T) {
+	stub := &stubRuntime{elsewhere: true, release: make(chan struct{})}
+	srv := httptest.NewServer(stub.handler(t))
+	defer srv.Close()
+	c := &client{f: apiFile{URL: srv.URL, Token: "t"}, http: httpClient()}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	in, typing := io.Pipe() // the person types nothing
+	defer typing.Close()
+	out := &lockedBuffer{}
+	// The run goes on once the terminal has said the question was answered in the window.
+	go func() {
+		defer close(stub.release)
+		for ctx.Err() == nil && !strings.Contains(out.String(), "(window).") {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	status, err := followRun(ctx, c, "job_1", in, out)
+	if err != nil || status != jobs.Done {
+		t.Fatalf("followRun = %s, %v\n%s", status, err, out.String())
+	}
+	if len(stub.answers) != 0 {
+		t.Errorf("answered from here: %q", stub.answers)
+	}
+	got := out.String()
+	want := "Choose (1-3, s to skip, q to quit; 3 is recommended): \n  Answered “Allow for this run” (window).\n  1 Edit a.go"
+	if !strings.Contains(got, want) {
+		t.Errorf("output lacks %q:\n%s", want, got)
+	}
+	if !strings.Contains(got, "■ done") {
+		t.Errorf("the trace did not go on:\n%s", got)
+	}
+}
+
+// TestFollowRunEnterChoosesNothing: Enter alone at the prompt answers nothing (the recommended
+// option here is Refuse); the question waits for a choice typed.
+func TestFollowRunEnterChoosesNothing(t *testing.T) {
+	stub := &stubRuntime{}
+	srv := httptest.NewServer(stub.handler(t))
+	defer srv.Close()
+	c := &client{f: apiFile{URL: srv.URL, Token: "t"}, http: httpClient()}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	status, err := followRun(ctx, c, "job_1", strings.NewReader("\n\n1\n"), &out)
+	if err != nil || status != jobs.Done {
+		t.Fatalf("followRun = %s, %v\n%s", status, err, out.String())
+	}
+	if len(stub.answers) != 1 || stub.answers[0] != `dec_1 {"option":0}` {
+		t.Errorf("answers = %q, want only the 1 typed", stub.answers)
+	}
+	if n := strings.Count(out.String(), "Nothing is chosen for you: type 1 to 3, s to skip, q to quit (3 is recommended)."); n != 2 {
+		t.Errorf("%d sentences for Enter alone, want 2:\n%s", n, out.String())
 	}
 }
 

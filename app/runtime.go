@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,9 +32,6 @@ import (
 	"github.com/ensemblework/ensemble/runtime/terminal"
 )
 
-// Version is the build's version, set with -ldflags "-X github.com/ensemblework/ensemble/app.Version=…".
-var Version = "0.1.0-dev"
-
 // errAlreadyRunning: another runtime serves the data folder.
 var errAlreadyRunning = errors.New("Ensemble is already running")
 
@@ -48,6 +46,9 @@ type runtimeConfig struct {
 	Relay *relayConfig
 	// Notify shows a desktop notification; notify (the OS's own tool) when nil.
 	Notify func(ctx context.Context, title, body string)
+	// Command is how the sign-in pages name this runtime's commands (openCommand); selfCommand()
+	// when empty.
+	Command string
 }
 
 // Runtime is a running runtime: its database, event bus, API server and listener. `ensemble serve`
@@ -169,7 +170,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	if err := asst.Resume(ctx); err != nil {
 		cfg.Log.Warn("assistant: held writes not asked again on Needs me", "err", err)
 	}
-	srv := api.New(api.Options{Version: Version, Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Profiles: prof, Bridge: bridge, Sessions: ss, Relay: phoneHost, Phones: phoneAPI, Agents: agents, Assistant: asst, Terminals: terms, Secrets: sec}, cfg.Log, st, bus, rec)
+	srv := api.New(api.Options{Version: Version, Command: cmp.Or(cfg.Command, selfCommand()), Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Profiles: prof, Bridge: bridge, Sessions: ss, Relay: phoneHost, Phones: phoneAPI, Agents: agents, Assistant: asst, Terminals: terms, Secrets: sec}, cfg.Log, st, bus, rec)
 	handler := srv.Handler()
 	r := &Runtime{
 		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, sessions: ss, agents: agents, terms: terms, api: srv, ln: ln, assistant: asst, secrets: sec,

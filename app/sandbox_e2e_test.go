@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/ensemblework/ensemble/runtime/events"
 	"io"
 	"log/slog"
 	"net/http"
@@ -226,7 +227,7 @@ func startAgentRuntime(t *testing.T, a agentUnderJudge, bin string) *client {
 
 // traceEvent is one event of a run's trace.
 type traceEvent struct {
-	kind string
+	kind events.Kind
 	jobs.Trace
 }
 
@@ -243,13 +244,13 @@ func runTrace(t *testing.T, c *client, id string) []traceEvent {
 	}
 	defer resp.Body.Close()
 	var out []traceEvent
-	var kind string
+	var kind events.Kind
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
 		if k, ok := strings.CutPrefix(line, "event: "); ok {
-			kind = k
+			kind = events.Kind(k)
 			continue
 		}
 		if d, ok := strings.CutPrefix(line, "data: "); ok {

@@ -32,7 +32,8 @@ or SIGTERM; it finishes what it is writing and removes api.json.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			rt, err := startRuntime(ctx, runtimeConfig{DataDir: dir, Addr: addr, Log: g.log})
+			open := ownCommand(g, dir)
+			rt, err := startRuntime(ctx, runtimeConfig{DataDir: dir, Addr: addr, Log: g.log, Command: open})
 			if err != nil {
 				return err
 			}
@@ -42,6 +43,7 @@ or SIGTERM; it finishes what it is writing and removes api.json.`,
 			}
 			fmt.Fprintf(out, "Ensemble %s is running at %s\n", Version, rt.URL)
 			fmt.Fprintf(out, "Open this link to sign in (it works once, within 5 minutes):\n  %s\n", rt.SigninPageURL())
+			fmt.Fprintf(out, "For a new link later, run: %s open\n", open)
 			fmt.Fprintf(out, "Data folder: %s\n", dir)
 			select {
 			case <-ctx.Done():

@@ -168,6 +168,9 @@ func TestSessionCookieNeverReachesAnotherPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "the signed-out page", `document.querySelector('#signed-out-heading')?.textContent === 'Signed out'`)
+	// It names the command that makes a new link, as this binary is run here (the test binary
+	// is on no PATH, so its path).
+	waitFor(t, ctx, "the signed-out page naming the open command", fmt.Sprintf(`document.querySelector('#signed-out-sentence code')?.textContent === %q`, selfCommand()+" open"))
 	screenshot(t, ctx, "signed-out-390.png", 390)
 	if c := sessionCookieIn(t, ctx, rt.URL); c != nil {
 		t.Errorf("the browser still holds the session cookie after Sign out: %+v", c)
@@ -188,6 +191,7 @@ func TestSessionCookieNeverReachesAnotherPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx2, "the second tab signed out", `document.querySelector('#signed-out-heading')?.textContent === 'Not signed in'`)
+	waitFor(t, ctx2, "the second tab naming the open command", fmt.Sprintf(`document.querySelector('#signed-out-sentence')?.textContent.includes(%q)`, selfCommand()+" open"))
 }
 
 // sessionCookieIn is the runtime's session cookie the browser holds, or nil.

@@ -292,7 +292,7 @@ func readSSE(t *testing.T, body io.Reader, n int) []events.Event {
 		case strings.HasPrefix(line, "id: "):
 			fmt.Sscan(line[4:], &ev.Seq)
 		case strings.HasPrefix(line, "event: "):
-			ev.Kind = line[7:]
+			ev.Kind = events.Kind(line[7:])
 		case strings.HasPrefix(line, "data: "):
 			ev.Data = json.RawMessage(line[6:])
 		case line == "" && ev.Kind != "":
@@ -403,7 +403,7 @@ func TestEventsResetAClientAheadOfTheLog(t *testing.T) {
 			}
 			body := open(t, hdr, query)
 			got := readSSE(t, body, 1)
-			if len(got) != 1 || got[0].Kind != KindReset || got[0].Seq != newest || string(got[0].Data) != fmt.Sprintf(`{"newest":%d}`, newest) {
+			if len(got) != 1 || got[0].Kind != events.KindReset || got[0].Seq != newest || string(got[0].Data) != fmt.Sprintf(`{"newest":%d}`, newest) {
 				t.Fatalf("first event %+v, want reset with id %d", got, newest)
 			}
 			_, task := f.call(t, "POST", "/api/tasks", `{"title": "after the reset"}`)

@@ -75,12 +75,26 @@ func (s *Server) takeCode(code string) bool {
 	return ok && s.now().Before(c.expires)
 }
 
+// openCommand is the command that makes a new sign-in link, as a person at this computer types it.
+func (s *Server) openCommand() string {
+	c := s.opts.Command
+	if c == "" {
+		c = "ensemble"
+	}
+	return c + " open"
+}
+
+// signInSentence says how a browser on this computer signs in (again).
+func (s *Server) signInSentence() string {
+	return "Run `" + s.openCommand() + "` on this computer for a new sign-in link."
+}
+
 // usedLink answers a sign-in code that does not work.
-func usedLink(w http.ResponseWriter) {
+func (s *Server) usedLink(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusUnauthorized)
 	fmt.Fprint(w, page("Sign-in link used or expired",
-		"This sign-in link was already used or is older than five minutes. Run <code>ensemble open</code> for a new one."))
+		"This sign-in link was already used or is older than five minutes. Run <code>"+html.EscapeString(s.openCommand())+"</code> for a new one."))
 }
 
 // signinPage shows the sign-in page of a one-time link: a direct link signs the browser in at once;
@@ -90,10 +104,10 @@ func (s *Server) signinPage(w http.ResponseWriter, r *http.Request) {
 	c, ok := s.peekCode(code)
 	switch {
 	case !ok:
-		usedLink(w)
+		s.usedLink(w)
 	case c.direct:
 		if !s.takeCode(code) {
-			usedLink(w)
+			s.usedLink(w)
 			return
 		}
 		s.startSession(w, r, false)
@@ -124,7 +138,7 @@ func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.takeCode(r.PostForm.Get("code")) {
-		usedLink(w)
+		s.usedLink(w)
 		return
 	}
 	s.startSession(w, r, r.PostForm.Get("stay") == "1")
@@ -167,7 +181,7 @@ func (s *Server) signout(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie(localPort(r)), Value: "", Path: sessionPath(id) + "/", MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	s.log.Info("a browser signed out", "port", localPort(r))
-	writeJSON(w, http.StatusOK, map[string]bool{"signedOut": true})
+	writeJSON(w, http.StatusOK, map[string]any{"signedOut": true, "signIn": s.signInSentence()})
 }
 
 // newSigninLink answers a client holding the launch token with a fresh one-time link to the sign-in
@@ -195,7 +209,7 @@ func (s *Server) authed(next http.Handler) http.Handler {
 			return
 		}
 		if !ok {
-			writeError(w, http.StatusUnauthorized, "Sign in first: open the link `ensemble serve` printed, or run `ensemble open`.")
+			writeError(w, http.StatusUnauthorized, "Sign in first: open the sign-in link Ensemble printed when it started, or run `"+s.openCommand()+"` on this computer.")
 			return
 		}
 		next.ServeHTTP(w, r)

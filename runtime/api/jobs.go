@@ -7,7 +7,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/problem"
 )
@@ -19,6 +18,7 @@ import (
 //	GET  /api/agent/jobs                 [taskId]
 //	GET  /api/agent/jobs/{id}            the job with its settings, status, usage and summary
 //	GET  /api/agent/jobs/{id}/events     SSE: the run's trace from the start (or since=, Last-Event-ID), then live
+//	                                     (the event stream narrowed to the run: /api/events?kinds=run.&subject={id}, from 0)
 //	POST /api/agent/jobs/{id}/stop
 //	POST /api/agent/jobs/{id}/pause
 //	POST /api/agent/jobs/{id}/resume
@@ -96,9 +96,11 @@ func (s *Server) jobAction(act func(*jobs.Service, context.Context, string) (job
 	}
 }
 
-// jobEvents streams one run's events. Without since or Last-Event-ID it replays the run's whole
-// trace first, so a client that opens it late still sees the run from its start; so it does, after
-// a reset event, for a client that saw more than the log holds.
+// jobEvents streams one run's events: the one event stream narrowed by [jobs.TraceFilter], for
+// clients that follow one run (ensemble run). Without since or Last-Event-ID it replays the run's
+// whole trace first, so a client that opens it late still sees the run from its start; so it does,
+// after a reset event, for a client that saw more than the log holds. The web UI reads the trace's
+// start from /api/events/log instead and follows its one stream.
 func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if _, err := s.opts.Jobs.Get(r.Context(), id); err != nil {
@@ -111,9 +113,7 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A client that saw more than the log holds is sent the trace again from its start.
-	s.stream(w, r, max(after, 0), 0, func(ctx context.Context, after int64) ([]events.Event, error) {
-		return s.opts.Jobs.Events(ctx, id, after, sseBacklog)
-	}, func(ev events.Event) bool { return jobs.IsRunEvent(ev, id) })
+	s.stream(w, r, max(after, 0), 0, jobs.TraceFilter(id))
 }
 
 // answerJob answers with a job, or with the status and sentence a jobs error calls for.

@@ -107,18 +107,18 @@ func TestAssignAndFollowARun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var kinds []string
+	var kinds []events.Kind
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		if k, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
-			kinds = append(kinds, k)
-			if k == jobs.KindEnded {
+			kinds = append(kinds, events.Kind(k))
+			if events.Kind(k) == jobs.KindEnded {
 				break
 			}
 		}
 	}
-	want := []string{jobs.KindCreated, jobs.KindStatus, jobs.KindStarted, jobs.KindMessage, jobs.KindStatus, jobs.KindEnded}
-	if strings.Join(kinds, " ") != strings.Join(want, " ") {
+	want := []events.Kind{jobs.KindCreated, jobs.KindStatus, jobs.KindStarted, jobs.KindMessage, jobs.KindStatus, jobs.KindEnded}
+	if fmt.Sprint(kinds) != fmt.Sprint(want) {
 		t.Errorf("events = %v, want %v", kinds, want)
 	}
 
@@ -136,13 +136,13 @@ func TestAssignAndFollowARun(t *testing.T) {
 	sc = bufio.NewScanner(again.Body)
 	for sc.Scan() {
 		if k, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
-			kinds = append(kinds, k)
-			if k == jobs.KindEnded {
+			kinds = append(kinds, events.Kind(k))
+			if events.Kind(k) == jobs.KindEnded {
 				break
 			}
 		}
 	}
-	if strings.Join(kinds, " ") != KindReset+" "+strings.Join(want, " ") {
+	if fmt.Sprint(kinds) != fmt.Sprint(append([]events.Kind{events.KindReset}, want...)) {
 		t.Errorf("resumed from ahead of the log: %v, want reset then %v", kinds, want)
 	}
 

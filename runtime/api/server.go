@@ -34,6 +34,9 @@ import (
 // Options configure a Server.
 type Options struct {
 	Version string
+	// Command is how a person at this computer runs Ensemble ("ensemble", or the binary's path when
+	// that is not on the PATH): the sign-in pages' "run `… open`" name it. "ensemble" when empty.
+	Command string
 	Token   LaunchToken
 	// Hosts are extra host names the runtime answers to besides loopback ones (a relay hostname).
 	Hosts []string
@@ -136,7 +139,8 @@ func (s *Server) Handler() http.Handler {
 	api("POST /api/undo", s.undo)
 	api("POST /api/redo", s.redo)
 	api("GET /api/ledger", s.ledger)
-	api("GET /api/events", s.events) // [since] or Last-Event-ID
+	api("GET /api/events", s.events)       // [since] or Last-Event-ID, [kinds] [subject]
+	api("GET /api/events/log", s.eventLog) // [after] [limit] [kinds] [subject]
 	s.mountNeeds(api)
 	s.mountJobs(mux, api)
 	s.mountAgents(api)

@@ -1,7 +1,7 @@
 package api
 
 import (
-	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,23 +24,29 @@ const (
 // Without either, it gets only what happens from now on. A client that has seen a seq this log
 // never reached (the data folder was restored from a backup, or is another one) is sent a "reset"
 // event first: what it holds may no longer be so, and it should read its lists again.
+//
+// ?kinds= (comma-separated kinds and families, "run.,task.created") and ?subject= narrow the
+// stream to what a client shows: one stream serves the board and, with kinds=run.&subject=ID, a
+// run's trace.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	after, err := resumePoint(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	s.stream(w, r, after, -1, func(ctx context.Context, after int64) ([]events.Event, error) {
-		return events.Since(ctx, s.store.Reader(), after, sseBacklog)
-	}, nil)
+	f, err := events.ParseFilter(r.URL.Query().Get("kinds"), r.URL.Query().Get("subject"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "The event filter is not valid: "+err.Error())
+		return
+	}
+	s.stream(w, r, after, -1, f)
 }
 
-// stream answers with server-sent events: those backlog reads after the seq the client has seen
-// (after; -1 for "from now on"), then the live ones that keep accepts (nil: all). backlog returns
-// at most sseBacklog events at a time, oldest first. A client that has seen more than the log holds
-// is sent a [KindReset] event, then the stream goes on as if it had asked for restart.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, after, restart int64,
-	backlog func(ctx context.Context, after int64) ([]events.Event, error), keep func(events.Event) bool) {
+// stream answers with server-sent events: those f selects after the seq the client has seen
+// (after; -1 for "from now on"), read back from SQLite, then the live ones f selects. A client that
+// has seen more than the log holds is sent a [events.KindReset] event, then the stream goes on as
+// if it had asked for restart.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, after, restart int64, f events.Filter) {
 	// Subscribe before reading the backlog, so nothing committed in between is missed; whatever
 	// arrives twice is skipped by seq.
 	sub := s.bus.Subscribe(sseBuffer)
@@ -77,14 +83,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, after, restart i
 		s.log.Info("event stream: a client resumed from past the newest event; told to reset", "from", asked, "newest", newest)
 		// Its id is the newest seq, so the client's next reconnect resumes from here.
 		if err := send(func(w io.Writer) error {
-			_, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: {\"newest\":%d}\n\n", newest, KindReset, newest)
-			return err
+			return writeEvent(w, events.Event{Seq: newest, Kind: events.KindReset, Data: mustJSON(events.Reset{Newest: newest})})
 		}); err != nil {
 			return
 		}
 	}
 	for {
-		evs, err := backlog(r.Context(), after)
+		evs, err := events.Select(r.Context(), s.store.Reader(), f, after, sseBacklog)
 		if err != nil {
 			s.log.Warn("event replay failed", "after", after, "err", err)
 			return
@@ -111,7 +116,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, after, restart i
 			}
 			return
 		case ev := <-sub.C:
-			if ev.Seq <= after || keep != nil && !keep(ev) {
+			if ev.Seq <= after || !f.Match(ev) {
 				continue
 			}
 			if err := send(func(w io.Writer) error { return writeEvent(w, ev) }); err != nil {
@@ -125,10 +130,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, after, restart i
 		}
 	}
 }
-
-// KindReset is the event a stream sends first to a client that resumes from a seq above the newest:
-// the client reads its lists again. Its data is {"newest": seq}.
-const KindReset = "reset"
 
 // resumePoint is the seq a client has seen, from Last-Event-ID, ?since= or ?after=; -1 when it gave
 // none.
@@ -147,6 +148,15 @@ func resumePoint(r *http.Request) (int64, error) {
 		return 0, fmt.Errorf("The event id %q is not a sequence number.", v)
 	}
 	return n, nil
+}
+
+// mustJSON encodes a value that always encodes.
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // writeEvent writes one SSE message. Data is compact JSON, which holds no newline.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ensemblework/ensemble/runtime/events"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,20 @@ import (
 
 // KindConversation is the event published when a conversation is created, gets a message or is
 // deleted. Its data is a [ConversationChange]: clients read the conversation again.
-const KindConversation = "assistant.conversation"
+const KindConversation events.Kind = "assistant.conversation"
+
+// KindSettings is the event published when the assistant's settings change; its data is the
+// [Settings] as they now are.
+const KindSettings events.Kind = "assistant.settings"
+
+// EventSpecs lists the assistant's kinds of event, for the catalog.
+func EventSpecs() []events.Spec {
+	return []events.Spec{
+		{Kind: KindConversation, Payload: ConversationChange{}},
+		{Kind: KindSkill, Payload: SkillChange{}},
+		{Kind: KindSettings, Payload: Settings{}},
+	}
+}
 
 // ConversationChange is the data of a [KindConversation] event. It carries no text: the event log
 // outlives a deleted conversation.

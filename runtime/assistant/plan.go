@@ -55,6 +55,27 @@ const (
 	planMaxTurns = 28
 )
 
+// planOrder is the order the plans are offered in.
+var planOrder = []string{"claude-code", "codex", "opencode", "gemini-cli"}
+
+// Plan is one of the person's plans as a client lists it.
+type Plan struct {
+	ID      string   `json:"id"`      // the provider id
+	Agent   string   `json:"agent"`   // the engines driver that runs it
+	Title   string   `json:"title"`   // the agent as people know it
+	Efforts []string `json:"efforts"` // the thinking levels its agent takes, lowest first
+}
+
+// Plans lists the providers that run on the person's plan, in the order they are offered.
+func Plans() []Plan {
+	out := make([]Plan, 0, len(planOrder))
+	for _, id := range planOrder {
+		p := aiPlans[id]
+		out = append(out, Plan{ID: id, Agent: p.agent, Title: p.title, Efforts: slices.Clone(p.efforts)})
+	}
+	return out
+}
+
 // IsPlan reports whether provider is one of the person's plans rather than a model API.
 func IsPlan(provider string) bool {
 	_, ok := aiPlans[provider]

@@ -199,7 +199,7 @@ func (s *Service) SetSettings(ctx context.Context, c SettingsChange) (Settings, 
 				return fmt.Errorf("assistant: save settings: %w", err)
 			}
 		}
-		return t.Emit("assistant.settings", "", st)
+		return t.Emit(KindSettings, "", st)
 	})
 	if err != nil {
 		return cur, err

@@ -18,7 +18,7 @@ import (
 
 // KindSkill is the event published when a personal skill is saved or deleted. Its data is a
 // [SkillChange]; it carries no text.
-const KindSkill = "assistant.skill"
+const KindSkill events.Kind = "assistant.skill"
 
 // SkillChange is the data of a [KindSkill] event.
 type SkillChange struct {

@@ -8,6 +8,14 @@
 // ledger holds its write lock from BEGIN until Publish returns), so subscribers see seq increasing.
 // A client that missed events (it was offline, or it was dropped for falling behind) reads them back
 // with [Since] and then follows the live stream, skipping what it already has by seq.
+//
+// # Kinds
+//
+// Each event's [Kind] is a constant declared in the package that emits it, beside the payload type
+// its data holds, and listed in that package's EventSpecs ([Spec]); the UI's list of kinds is
+// generated from those lists ([TypeScript]). A kind's family (the part before its dot) is what a
+// [Filter] selects by, so one stream serves every view: the board asks for the families it shows,
+// a run's trace for family "run" and the run as subject.
 package events
 
 import (
@@ -20,11 +28,11 @@ import (
 )
 
 // Event is one entry of the stream. Data is the JSON of a typed payload chosen by the package that
-// emits Kind (for example records.Task for "task.updated").
+// emits Kind (for example records.Task for "task.updated"), declared beside the Kind constant.
 type Event struct {
 	Seq     int64           `json:"seq"`
 	At      time.Time       `json:"at"`
-	Kind    string          `json:"kind"`
+	Kind    Kind            `json:"kind"`
 	Subject string          `json:"subject,omitempty"`
 	Data    json.RawMessage `json:"data"`
 }
@@ -36,14 +44,14 @@ type Execer interface {
 
 // Append records an event in the caller's transaction and returns it with its seq. It is not
 // published: the caller does that after the transaction commits.
-func Append(ctx context.Context, tx Execer, at time.Time, kind, subject string, data any) (Event, error) {
+func Append(ctx context.Context, tx Execer, at time.Time, kind Kind, subject string, data any) (Event, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return Event{}, fmt.Errorf("events: encode %s: %w", kind, err)
 	}
 	at = at.UTC()
 	res, err := tx.ExecContext(ctx, "INSERT INTO events (at, kind, subject, data) VALUES (?, ?, ?, ?)",
-		store.Stamp(at), kind, subject, string(raw))
+		store.Stamp(at), string(kind), subject, string(raw))
 	if err != nil {
 		return Event{}, fmt.Errorf("events: append %s: %w", kind, err)
 	}
@@ -62,29 +70,10 @@ type Querier interface {
 
 // Since returns up to limit events with seq greater than after, oldest first.
 func Since(ctx context.Context, db Querier, after int64, limit int) ([]Event, error) {
-	evs, err := read(ctx, db, "SELECT seq, at, kind, subject, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("events: read since %d: %w", after, err)
-	}
-	return evs, nil
+	return Select(ctx, db, Filter{}, after, limit)
 }
 
-// About returns up to limit events about subject whose kind starts with prefix ("run."), with seq
-// greater than after, oldest first: a run's trace to replay before following the live stream.
-func About(ctx context.Context, db Querier, subject, prefix string, after int64, limit int) ([]Event, error) {
-	evs, err := read(ctx, db, `SELECT seq, at, kind, subject, data FROM events
-		WHERE subject = ? AND substr(kind, 1, length(?)) = ? AND seq > ? ORDER BY seq LIMIT ?`, subject, prefix, prefix, after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("events: read %s since %d: %w", subject, after, err)
-	}
-	return evs, nil
-}
-
-func read(ctx context.Context, db Querier, q string, args ...any) ([]Event, error) {
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
+func scan(rows *sql.Rows, after int64) ([]Event, error) {
 	defer rows.Close()
 	var evs []Event
 	for rows.Next() {

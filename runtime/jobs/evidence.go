@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/ensemblework/ensemble/runtime/events"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,10 +15,10 @@ import (
 )
 
 // KindEvidence is a file the agent attached for the person to see (attach_evidence).
-const KindEvidence = "run.evidence"
+const KindEvidence events.Kind = "run.evidence"
 
 // KindReport is the agent's own report (report_result).
-const KindReport = "run.report"
+const KindReport events.Kind = "run.report"
 
 var evidenceKinds = []string{"screenshot", "image", "video", "trace", "report", "log", "file"}
 

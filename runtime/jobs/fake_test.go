@@ -284,7 +284,7 @@ func (e *env) waitEnded(id string, want Status) Job {
 
 // trace is the run's events, decoded.
 func (e *env) trace(id string) []struct {
-	Kind string
+	Kind events.Kind
 	Data Trace
 } {
 	e.t.Helper()
@@ -293,22 +293,22 @@ func (e *env) trace(id string) []struct {
 		e.t.Fatal(err)
 	}
 	var out []struct {
-		Kind string
+		Kind events.Kind
 		Data Trace
 	}
 	for _, ev := range evs {
 		var d Trace
 		json.Unmarshal(ev.Data, &d)
 		out = append(out, struct {
-			Kind string
+			Kind events.Kind
 			Data Trace
 		}{ev.Kind, d})
 	}
 	return out
 }
 
-func (e *env) kinds(id string) []string {
-	var ks []string
+func (e *env) kinds(id string) []events.Kind {
+	var ks []events.Kind
 	for _, ev := range e.trace(id) {
 		ks = append(ks, ev.Kind)
 	}

@@ -116,6 +116,25 @@ func RunTasks(ctx context.Context, q events.Querier, ids []string) ([]RunTask, e
 	return out, rows.Err()
 }
 
+// WorkDirs reads the folder each run with ids worked in, by run id; a run that does not exist is
+// left out.
+func WorkDirs(ctx context.Context, q events.Querier, ids []string) (map[string]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, work_dir FROM jobs WHERE id IN (SELECT value FROM json_each(?))`, idList(ids))
+	if err != nil {
+		return nil, fmt.Errorf("jobs: read runs' folders: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, dir string
+		if err := rows.Scan(&id, &dir); err != nil {
+			return nil, fmt.Errorf("jobs: read runs' folders: %w", err)
+		}
+		out[id] = dir
+	}
+	return out, rows.Err()
+}
+
 func idList(ids []string) string {
 	b, _ := json.Marshal(ids)
 	return string(b)

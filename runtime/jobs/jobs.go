@@ -51,6 +51,11 @@ const (
 	Interrupted Status = "interrupted" // Ensemble stopped while it was going
 )
 
+// Statuses lists every status a run can be in, from waiting to its ends.
+func Statuses() []Status {
+	return []Status{Queued, Running, Paused, Done, Failed, Stopped, Stuck, Limit, Interrupted}
+}
+
 // Ended reports whether a run in this status is over.
 func (s Status) Ended() bool {
 	return s != Queued && s != Running && s != Paused

@@ -224,16 +224,17 @@ func (s *Service) setPaused(ctx context.Context, id string, pause bool) (Job, er
 }
 
 // Events returns up to limit events of a run with seq greater than after, oldest first: its
-// trace and progress, to replay before following the live stream.
+// trace and progress.
 func (s *Service) Events(ctx context.Context, id string, after int64, limit int) ([]events.Event, error) {
-	evs, err := events.About(ctx, s.db, id, "run.", after, limit)
+	evs, err := events.Select(ctx, s.db, TraceFilter(id), after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: events of %s: %w", id, err)
 	}
 	return evs, nil
 }
 
-// IsRunEvent reports whether ev belongs to run id's trace.
-func IsRunEvent(ev events.Event, id string) bool {
-	return ev.Subject == id && len(ev.Kind) > 4 && ev.Kind[:4] == "run."
+// TraceFilter selects the events of run id's trace: family "run", subject the run. The event
+// stream serves a run's trace through it.
+func TraceFilter(id string) events.Filter {
+	return events.Filter{Kinds: []string{Family + "."}, Subject: id}
 }

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"github.com/ensemblework/ensemble/runtime/store"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,9 +9,11 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 func mode(m string) SettingsInput { return SettingsInput{Mode: &m} }
@@ -50,7 +51,7 @@ func TestAllowedCallProceeds(t *testing.T) {
 		t.Errorf("spec = %+v", spec)
 	}
 	tr := e.trace(j.ID)
-	var kinds []string
+	var kinds []events.Kind
 	for _, x := range tr {
 		kinds = append(kinds, x.Kind)
 		if strings.Contains(x.Data.Text, "sk-ant-") {
@@ -60,7 +61,7 @@ func TestAllowedCallProceeds(t *testing.T) {
 			t.Errorf("output kept %d characters, want %d", len([]rune(x.Data.Output)), previewOutput)
 		}
 	}
-	want := []string{KindCreated, KindStatus, KindStarted, KindThinking, KindToolStart, KindToolEnd, KindUsage, KindStatus, KindEnded}
+	want := []events.Kind{KindCreated, KindStatus, KindStarted, KindThinking, KindToolStart, KindToolEnd, KindUsage, KindStatus, KindEnded}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("events = %v\nwant     %v", kinds, want)
 	}

@@ -2,13 +2,14 @@ package jobs
 
 import (
 	"context"
+	"github.com/ensemblework/ensemble/runtime/events"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
 )
 
 // KindSession is a run event saying which agent session the run works in and why: one it
 // continues by automatic choice, or a new one because the session it continues was deleted.
-const KindSession = "run.session"
+const KindSession events.Kind = "run.session"
 
 // Sessions is what Assign asks about agent sessions ([Options.Sessions]); runtime/sessions
 // implements it. Without it, runs continue only what a request names and every session can be

@@ -7,28 +7,57 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
+// Family is the family of every run event ("run.…"): a run's trace is the events of this family
+// whose subject is the run.
+const Family = "run"
+
 // The kinds of run events. Each has subject = the job id and a [Trace] as its data.
 const (
-	KindCreated     = "run.created"      // the run was assigned
-	KindStatus      = "run.status"       // its status changed (Status, Reason)
-	KindStarted     = "run.started"      // the agent is up (Session, Model, Attempt)
-	KindMessage     = "run.message"      // the agent said Text
-	KindThinking    = "run.thinking"     // the agent thought Text
-	KindToolStart   = "run.tool_start"   // step Step: the agent called Tool with Input
-	KindToolEnd     = "run.tool_end"     // step Step returned Output (Failed), after DurationMs
-	KindDecision    = "run.decision"     // the judge refused or asked about a call, or the person answered
-	KindQuestion    = "run.question"     // the agent asked the person Text, or was answered
-	KindUsage       = "run.usage"        // tokens and cost so far
-	KindError       = "run.error"        // the agent or its protocol reported Text
-	KindRetry       = "run.retry"        // the engine failed; carrying on after RetryInMs
-	KindSessionGone = "run.session_gone" // the session could not be reopened; a new one starts with the full brief
-	KindNote        = "run.note"         // Ensemble's word on how the agent runs: a setting its model does not take, left out (Text)
-	KindEnded       = "run.ended"        // the run ended: Status, Summary (up to 20,000 characters), Error, Usage
+	KindCreated     events.Kind = "run.created"      // the run was assigned
+	KindStatus      events.Kind = "run.status"       // its status changed (Status, Reason)
+	KindStarted     events.Kind = "run.started"      // the agent is up (Session, Model, Attempt)
+	KindMessage     events.Kind = "run.message"      // the agent said Text
+	KindThinking    events.Kind = "run.thinking"     // the agent thought Text
+	KindToolStart   events.Kind = "run.tool_start"   // step Step: the agent called Tool with Input
+	KindToolEnd     events.Kind = "run.tool_end"     // step Step returned Output (Failed), after DurationMs
+	KindDecision    events.Kind = "run.decision"     // the judge refused or asked about a call, or the person answered
+	KindQuestion    events.Kind = "run.question"     // the agent asked the person Text, or was answered
+	KindUsage       events.Kind = "run.usage"        // tokens and cost so far
+	KindError       events.Kind = "run.error"        // the agent or its protocol reported Text
+	KindRetry       events.Kind = "run.retry"        // the engine failed; carrying on after RetryInMs
+	KindSessionGone events.Kind = "run.session_gone" // the session could not be reopened; a new one starts with the full brief
+	KindNote        events.Kind = "run.note"         // Ensemble's word on how the agent runs: a setting its model does not take, left out (Text)
+	KindEnded       events.Kind = "run.ended"        // the run ended: Status, Summary (up to 20,000 characters), Error, Usage
 )
+
+// EventSpecs lists the kinds of run event, for the catalog.
+func EventSpecs() []events.Spec {
+	return []events.Spec{
+		{Kind: KindCreated, Payload: Trace{}, Doc: "the run was assigned"},
+		{Kind: KindStatus, Payload: Trace{}, Doc: "its status changed"},
+		{Kind: KindStarted, Payload: Trace{}, Doc: "the agent is up"},
+		{Kind: KindSession, Payload: Trace{}, Doc: "the agent session the run works in, and why"},
+		{Kind: KindMessage, Payload: Trace{}, Doc: "the agent said something"},
+		{Kind: KindThinking, Payload: Trace{}, Doc: "the agent thought something"},
+		{Kind: KindToolStart, Payload: Trace{}, Doc: "a step: the agent called a tool"},
+		{Kind: KindToolEnd, Payload: Trace{}, Doc: "the step's tool returned"},
+		{Kind: KindDecision, Payload: Trace{}, Doc: "the judge refused or asked about a call, or the person answered"},
+		{Kind: KindQuestion, Payload: Trace{}, Doc: "the agent asked the person, or was answered"},
+		{Kind: KindUsage, Payload: Trace{}, Doc: "tokens and cost so far"},
+		{Kind: KindError, Payload: Trace{}, Doc: "the agent or its protocol reported an error"},
+		{Kind: KindRetry, Payload: Trace{}, Doc: "the engine failed; carrying on after a pause"},
+		{Kind: KindSessionGone, Payload: Trace{}, Doc: "the session could not be reopened; a new one starts"},
+		{Kind: KindNote, Payload: Trace{}, Doc: "Ensemble's word on how the agent runs"},
+		{Kind: KindEvidence, Payload: Trace{}, Doc: "a file the agent attached for the person to see"},
+		{Kind: KindReport, Payload: Trace{}, Doc: "the agent's own report"},
+		{Kind: KindEnded, Payload: Trace{}, Doc: "the run ended"},
+	}
+}
 
 // Trace is the data of a run event; the fields set depend on its kind.
 type Trace struct {
@@ -64,7 +93,7 @@ type Trace struct {
 
 // record is one run event waiting to be written.
 type record struct {
-	kind string
+	kind events.Kind
 	data Trace
 }
 
@@ -91,7 +120,7 @@ func newRecorder(w *ledger.Writer, id string, log func(string, ...any), hide fun
 }
 
 // add queues an event and, optionally, columns of the job row to set with it.
-func (r *recorder) add(kind string, data Trace, set map[string]any) {
+func (r *recorder) add(kind events.Kind, data Trace, set map[string]any) {
 	data.RunID = r.id
 	data = data.hidden(r.hide)
 	for k, v := range set {

@@ -206,7 +206,10 @@ func (j *judgement) git(c *command, src string) []access {
 			j.refuse(rankSetting, "git-commit-only", "`git "+sub+"` sends commits to another computer, and this run's git permission stops at Commit; change it to No limits to let it.")
 		}
 	default:
-		if push || commits {
+		// Commit stops short of pushes, so a push is let only by No limits.
+		if push {
+			j.refuse(rankSetting, "git-local", "`git "+sub+"` sends commits to another computer, and this run's git permission is Local only; change it to No limits to let it.")
+		} else if commits {
 			j.refuse(rankSetting, "git-local", "`git "+sub+"` changes the repository's history, and this run's git permission is Local only; change it to Commit to let it.")
 		}
 	}

@@ -31,7 +31,7 @@ func CommandKindOf(c *command) string {
 	if c.prog == "" && !c.progUnknown {
 		return ""
 	}
-	whole := strings.TrimSpace(c.source())
+	whole := strings.TrimSpace(c.words())
 	if c.progUnknown || c.assigns || c.code || len(c.inline) > 0 || len(c.wrappers) > 0 || hasKey(remotePrograms, c.prog) || c.admin {
 		return whole
 	}

@@ -96,8 +96,11 @@ type command struct {
 	xargsUnknown bool
 	feedRoots    []word
 	ops          *[]word // operands, once read
-	xargsProcs0  bool    // xargs -P0: no limit on how many it runs at once
-	parsed       *parsedArgs
+	// written is the command as the line has it, redirects and quotes included; "" for one the
+	// judge made itself (from a wrapper, an alias, a git config).
+	written     string
+	xargsProcs0 bool // xargs -P0: no limit on how many it runs at once
+	parsed      *parsedArgs
 }
 
 // opts is the command's words read by its program's spec, or nil for a program without one.
@@ -113,8 +116,21 @@ func (c *command) opts() *parsedArgs {
 	return c.parsed
 }
 
-// source is the command as a person would read it, shortened for a sentence.
+// source is the command as a person would read it, shortened for a sentence: as it was written,
+// when that fits between backticks on one line, else its words as the shell reads them.
 func (c *command) source() string {
+	if w := strings.TrimSpace(c.written); w != "" && !strings.ContainsAny(w, "`\n") {
+		if r := []rune(w); len(r) > 80 {
+			w = string(r[:77]) + "…"
+		}
+		return w
+	}
+	return c.words()
+}
+
+// words is the command's words as the shell reads them (quotes gone, what is unknown until it
+// runs as …), shortened: the same for every way of quoting it, as a command's kind needs.
+func (c *command) words() string {
 	var b strings.Builder
 	for _, w := range c.wrappers {
 		b.WriteString(w)
@@ -169,6 +185,9 @@ type reader struct {
 	copies map[string]bool
 	// links are the symbolic links the line makes (ln -s TARGET LINK): link → target, absolute.
 	links map[string]string
+	// text is the shell text being read (the line, or a string a shell inside it runs), for the
+	// commands as they were written.
+	text string
 }
 
 func (r *reader) home() string {
@@ -226,9 +245,12 @@ func (r *reader) reread(text string, st *state, top bool) {
 		}
 		return
 	}
+	outer := r.text
+	r.text = text
 	r.depth++
 	r.stmts(f.Stmts, st)
 	r.depth--
+	r.text = outer
 }
 
 func shortErr(err error) string {
@@ -733,13 +755,26 @@ func (r *reader) call(c *syntax.CallExpr, rds []*syntax.Redirect, st *state) {
 		}
 	}
 	rd, in := r.redirs(rds, st)
-	cmd := &command{assigns: len(c.Assigns) > 0, envs: envs, redirs: rd, stdinText: in, cwd: st.cwd}
+	cmd := &command{assigns: len(c.Assigns) > 0, envs: envs, redirs: rd, stdinText: in, cwd: st.cwd, written: r.written(c, rds)}
 	if len(args) == 0 {
 		// Every word expanded to nothing: only the redirects run.
 		r.add(cmd)
 		return
 	}
 	r.run(cmd, args, st)
+}
+
+// written is a simple command with its redirects as the text has it (`echo 'hello' >> README.md`),
+// "" when the offsets do not fit the text.
+func (r *reader) written(c *syntax.CallExpr, rds []*syntax.Redirect) string {
+	start, end := c.Pos().Offset(), c.End().Offset()
+	for _, rd := range rds {
+		start, end = min(start, rd.Pos().Offset()), max(end, rd.End().Offset())
+	}
+	if start >= end || int(end) > len(r.text) {
+		return ""
+	}
+	return r.text[start:end]
 }
 
 func (r *reader) add(c *command) {

@@ -155,12 +155,33 @@ func (t *Tx) record(actor Actor, kind string) (Group, error) {
 			return Group{}, fmt.Errorf("ledger: record change: %w", err)
 		}
 	}
-	ev, err := events.Append(t.ctx, t.tx, t.now, "ledger."+kind, g.ID, g)
+	ev, err := events.Append(t.ctx, t.tx, t.now, groupEvent(kind), g.ID, g)
 	if err != nil {
 		return Group{}, err
 	}
 	t.events = append(t.events, ev)
 	return g, nil
+}
+
+// The kinds of ledger event, one for each group recorded: subject the group's id, data its [Group].
+const (
+	KindWrite events.Kind = "ledger.write"
+	KindUndo  events.Kind = "ledger.undo"
+	KindRedo  events.Kind = "ledger.redo"
+)
+
+// EventSpecs lists the ledger's kinds of event, for the catalog.
+func EventSpecs() []events.Spec { return events.Specs(Group{}, KindWrite, KindUndo, KindRedo) }
+
+// groupEvent is the kind of event that announces a group of kind (write, undo, redo).
+func groupEvent(kind string) events.Kind {
+	switch kind {
+	case "undo":
+		return KindUndo
+	case "redo":
+		return KindRedo
+	}
+	return KindWrite
 }
 
 // newID returns prefix followed by 16 random hex digits.

@@ -64,7 +64,7 @@ func (t *Tx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result
 }
 
 // Emit appends an event to be published once the transaction commits.
-func (t *Tx) Emit(kind, subject string, data any) error {
+func (t *Tx) Emit(kind events.Kind, subject string, data any) error {
 	ev, err := events.Append(t.ctx, t.tx, t.now, kind, subject, data)
 	if err != nil {
 		return err

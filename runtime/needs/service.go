@@ -60,7 +60,7 @@ func (s *Service) Ask(ctx context.Context, d Decision, opts ...AskOption) (Answe
 		if err := insert(t, d); err != nil {
 			return err
 		}
-		if err := t.Emit("needs.created", d.ID, d); err != nil {
+		if err := t.Emit(KindCreated, d.ID, d); err != nil {
 			return err
 		}
 		if o.unattended {
@@ -106,7 +106,7 @@ func Post(t *ledger.Tx, d Decision) (Decision, error) {
 	if err := insert(t, d); err != nil {
 		return Decision{}, err
 	}
-	return d, t.Emit("needs.created", d.ID, d)
+	return d, t.Emit(KindCreated, d.ID, d)
 }
 
 // Settle answers the open decision id with a inside t, a transaction that makes the answer's
@@ -202,7 +202,7 @@ func answerTx(t *ledger.Tx, id string, a Answer, by string) (Decision, error) {
 		return Decision{}, err
 	}
 	d.Status, d.Answer, d.AnsweredBy, d.AnsweredAt = Answered, &a, by, &at
-	return d, t.Emit("needs.answered", id, d)
+	return d, t.Emit(KindAnswered, id, d)
 }
 
 // settledOnce checks that a compare-and-set changed the row; if it did not, someone settled it first.
@@ -254,7 +254,7 @@ func closeTx(t *ledger.Tx, id string, to Status) (Decision, error) {
 		return Decision{}, err
 	}
 	d.Status, d.ClosedAt = to, &at
-	return d, t.Emit("needs."+string(to), id, d)
+	return d, t.Emit(closedKind(to), id, d)
 }
 
 // WithdrawRun withdraws the open decisions of a run that ended, waking whoever waits on them, and

@@ -262,7 +262,7 @@ func TestUnattendedAnswersAtOnce(t *testing.T) {
 	}
 	var kinds []string
 	for range 4 {
-		kinds = append(kinds, (<-sub.C).Kind)
+		kinds = append(kinds, string((<-sub.C).Kind))
 	}
 	if want := "[needs.created needs.answered needs.created needs.answered]"; fmt.Sprint(kinds) != want {
 		t.Errorf("events %v, want %s", kinds, want)
@@ -380,7 +380,7 @@ func TestEventsInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantKinds := []string{"needs.created", "needs.answered", "needs.created", "needs.withdrawn"}
+	wantKinds := []events.Kind{KindCreated, KindAnswered, KindCreated, KindWithdrawn}
 	wantStatus := []Status{Open, Answered, Open, Withdrawn}
 	for i, ev := range live {
 		if ev.Kind != wantKinds[i] || ev.Seq != stored[i].Seq || (i > 0 && ev.Seq <= live[i-1].Seq) {

@@ -13,6 +13,7 @@
 package profiles
 
 import (
+	"github.com/ensemblework/ensemble/runtime/events"
 	"reflect"
 	"strings"
 	"time"
@@ -22,7 +23,10 @@ import (
 )
 
 // KindChanged is the event of a profile saved, starred or deleted; its data is a [Change].
-const KindChanged = "profile.changed"
+const KindChanged events.Kind = "profile.changed"
+
+// EventSpecs lists the profiles' kinds of event, for the catalog.
+func EventSpecs() []events.Spec { return events.Specs(Change{}, KindChanged) }
 
 // Change is the data of a [KindChanged] event.
 type Change struct {

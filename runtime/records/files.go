@@ -49,7 +49,7 @@ const maxFileText = 1_000_000
 type fileInput struct{ row ledger.Row }
 
 var fileKind = &kind[File, fileInput]{
-	name: "file", event: "file", table: "files", prefix: "fil_", order: "created_at DESC",
+	name: "file", changes: fileChanges, table: "files", prefix: "fil_", order: "created_at DESC",
 	decode: func(r ledger.Row) File {
 		return File{ID: r.Str("id"), SpaceID: r.Str("space_id"), Name: r.Str("name"), MediaType: r.Str("media_type"),
 			Size: int64(r.Float("size")), SHA256: r.Str("sha256"), Summary: r.Str("summary"), HasText: r.Str("text") != "",

@@ -12,16 +12,15 @@ import (
 )
 
 // kind describes one record type to the code every type shares: reading, creating, updating, Trash,
-// and the events that announce each change ("<event>.created", ".updated", ".trashed", ".restored",
-// ".purged").
+// and the events that announce each change (its [changes]).
 type kind[T, In any] struct {
-	name   string // as a person reads it
-	event  string // event kind prefix
-	table  string
-	prefix string // of ids
-	order  string // of lists
-	decode func(ledger.Row) T
-	title  func(T) string
+	name    string  // as a person reads it
+	changes changes // the kinds of event that announce its changes
+	table   string
+	prefix  string // of ids
+	order   string // of lists
+	decode  func(ledger.Row) T
+	title   func(T) string
 	// row checks an input and returns the columns to write; cur is nil for a new record.
 	row func(b *Batch, in In, cur *T) (ledger.Row, error)
 	// updated describes an update specially (a task's move), or returns "".
@@ -46,11 +45,11 @@ func (k *kind[T, In]) announce(t *ledger.Tx, id string) error {
 	}
 	switch {
 	case row == nil:
-		return t.Emit(k.event+".purged", id, map[string]string{"id": id})
+		return t.Emit(k.changes.purged, id, Purged{ID: id})
 	case row["deleted_at"] != nil:
-		return t.Emit(k.event+".trashed", id, k.decode(row))
+		return t.Emit(k.changes.trashed, id, k.decode(row))
 	default:
-		return t.Emit(k.event+".updated", id, k.decode(row))
+		return t.Emit(k.changes.updated, id, k.decode(row))
 	}
 }
 
@@ -120,7 +119,7 @@ func (k *kind[T, In]) create(b *Batch, row ledger.Row) (T, error) {
 	if err := b.t.Insert(k.table, row); err != nil {
 		return zero, err
 	}
-	return k.emit(b, id, "created", "Created %s “%s”")
+	return k.emit(b, id, k.changes.created, "Created %s “%s”")
 }
 
 func (k *kind[T, In]) update(b *Batch, id string, set ledger.Row) (T, error) {
@@ -142,7 +141,7 @@ func (k *kind[T, In]) update(b *Batch, id string, set ledger.Row) (T, error) {
 		var zero T
 		return zero, err
 	}
-	rec, err := k.emit(b, id, "updated", "Updated %s “%s”")
+	rec, err := k.emit(b, id, k.changes.updated, "Updated %s “%s”")
 	if err == nil && k.updated != nil {
 		if d := k.updated(k.decode(before), rec); d != "" {
 			b.t.Describe("%s", d)
@@ -160,7 +159,7 @@ func (k *kind[T, In]) trash(b *Batch, id string) (T, error) {
 		var zero T
 		return zero, err
 	}
-	return k.emit(b, id, "trashed", "Moved %s “%s” to Trash")
+	return k.emit(b, id, k.changes.trashed, "Moved %s “%s” to Trash")
 }
 
 func (k *kind[T, In]) trashed(b *Batch, id string) error {
@@ -183,7 +182,7 @@ func (k *kind[T, In]) restore(b *Batch, id string) (T, error) {
 		var zero T
 		return zero, err
 	}
-	return k.emit(b, id, "restored", "Restored %s “%s” from Trash")
+	return k.emit(b, id, k.changes.restored, "Restored %s “%s” from Trash")
 }
 
 func (k *kind[T, In]) purge(b *Batch, id string) error {
@@ -203,18 +202,18 @@ func (k *kind[T, In]) purge(b *Batch, id string) error {
 		return err
 	}
 	b.t.Describe("Deleted %s “%s” for good", k.name, k.title(k.decode(row)))
-	return b.t.Emit(k.event+".purged", id, map[string]string{"id": id})
+	return b.t.Emit(k.changes.purged, id, Purged{ID: id})
 }
 
 // emit announces the record after a write and describes the write with format (kind, title).
-func (k *kind[T, In]) emit(b *Batch, id, verb, format string) (T, error) {
+func (k *kind[T, In]) emit(b *Batch, id string, kind events.Kind, format string) (T, error) {
 	var zero T
 	row, err := b.t.Get(k.table, id)
 	if err != nil {
 		return zero, err
 	}
 	rec := k.decode(row)
-	if err := b.t.Emit(k.event+"."+verb, id, rec); err != nil {
+	if err := b.t.Emit(kind, id, rec); err != nil {
 		return zero, err
 	}
 	b.t.Describe(format, k.name, k.title(rec))

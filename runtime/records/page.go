@@ -28,7 +28,7 @@ type PageInput struct {
 }
 
 var pageKind = &kind[Page, PageInput]{
-	name: "page", event: "page", table: "pages", prefix: "pag_", order: "title COLLATE NOCASE",
+	name: "page", changes: pageChanges, table: "pages", prefix: "pag_", order: "title COLLATE NOCASE",
 	decode: func(r ledger.Row) Page {
 		return Page{ID: r.Str("id"), SpaceID: r.Str("space_id"), ParentID: r.NullStr("parent_id"),
 			Title: r.Str("title"), Body: r.Str("body"),

@@ -34,7 +34,7 @@ type PersonInput struct {
 }
 
 var personKind = &kind[Person, PersonInput]{
-	name: "person", event: "person", table: "people", prefix: "per_", order: "name COLLATE NOCASE",
+	name: "person", changes: personChanges, table: "people", prefix: "per_", order: "name COLLATE NOCASE",
 	decode: func(r ledger.Row) Person {
 		return Person{ID: r.Str("id"), SpaceID: r.Str("space_id"), Name: r.Str("name"),
 			Email: r.Str("email"), Role: r.Str("role"), Team: r.Str("team"),

@@ -33,7 +33,7 @@ type ProjectInput struct {
 var ProjectStatuses = []string{"active", "paused", "done", "archived"}
 
 var projectKind = &kind[Project, ProjectInput]{
-	name: "project", event: "project", table: "projects", prefix: "prj_", order: "name COLLATE NOCASE",
+	name: "project", changes: projectChanges, table: "projects", prefix: "prj_", order: "name COLLATE NOCASE",
 	decode: func(r ledger.Row) Project {
 		return Project{ID: r.Str("id"), SpaceID: r.Str("space_id"), Name: r.Str("name"),
 			Summary: r.Str("summary"), Status: r.Str("status"), Notes: r.Str("notes"),

@@ -271,7 +271,7 @@ func TestTrashRestorePurge(t *testing.T) {
 	}
 	var kinds []string
 	for len(sub.C) > 0 {
-		kinds = append(kinds, (<-sub.C).Kind)
+		kinds = append(kinds, string((<-sub.C).Kind))
 	}
 	want := []string{"project.created", "ledger.write", "task.created", "ledger.write", "project.trashed", "ledger.write",
 		"task.updated", "project.purged", "ledger.write", "project.trashed", "task.updated", "ledger.undo",

@@ -30,7 +30,7 @@ type RepoInput struct {
 }
 
 var repoKind = &kind[Repo, RepoInput]{
-	name: "repository", event: "repo", table: "repos", prefix: "rep_", order: "name COLLATE NOCASE",
+	name: "repository", changes: repoChanges, table: "repos", prefix: "rep_", order: "name COLLATE NOCASE",
 	decode: func(r ledger.Row) Repo {
 		return Repo{ID: r.Str("id"), SpaceID: r.Str("space_id"), Name: r.Str("name"), URL: r.Str("url"),
 			Path: r.Str("path"), DefaultBranch: r.Str("default_branch"),

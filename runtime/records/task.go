@@ -50,7 +50,7 @@ type TaskInput struct {
 var Priorities = []string{"none", "low", "medium", "high", "urgent"}
 
 var taskKind = &kind[Task, TaskInput]{
-	name: "task", event: "task", table: "tasks", prefix: "tsk_", order: "position, created_at",
+	name: "task", changes: taskChanges, table: "tasks", prefix: "tsk_", order: "position, created_at",
 	decode: decodeTask,
 	title:  func(t Task) string { return t.Title },
 	row:    (*Batch).taskRow,

@@ -202,7 +202,7 @@ func (s *Store) Set(ctx context.Context, name string, kind Kind, value string, a
 			name, string(kind), ct, string(allowJSON), at, at); err != nil {
 			return fmt.Errorf("secrets: set: %w", err)
 		}
-		return t.Emit("secret.saved", name, map[string]any{"name": name, "kind": kind, "allow": clean})
+		return t.Emit(KindSaved, name, Saved{Name: name, Kind: kind, Allow: clean})
 	})
 	if err != nil {
 		return err
@@ -238,7 +238,7 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return notFound(name)
 		}
-		return t.Emit("secret.removed", name, map[string]any{"name": name})
+		return t.Emit(KindRemoved, name, Removed{Name: name})
 	})
 	if err != nil {
 		return err

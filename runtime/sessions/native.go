@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 )
 
@@ -30,7 +31,7 @@ type nativeEvent struct {
 
 // owed is a deletion still to carry out at the agent.
 type owed struct {
-	id, agent, agentSession, folder string
+	id, agent, agentSession, lastRun, folder string
 }
 
 // DeleteOwed deletes at each agent the sessions deleted in Ensemble that the agent still has
@@ -41,23 +42,9 @@ func (s *Service) DeleteOwed(ctx context.Context) (int, error) {
 	if len(s.opts.Drivers) == 0 {
 		return 0, nil
 	}
-	var list []owed
-	rows, err := s.db.QueryContext(ctx, `SELECT d.session_id, d.agent, d.agent_session, COALESCE(j.work_dir, '')
-		FROM session_deletions d LEFT JOIN jobs j ON j.id = d.last_run WHERE d.native = 'owed' ORDER BY d.deleted_at`)
+	list, err := s.owedDeletions(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("sessions: list deletions owed: %w", err)
-	}
-	for rows.Next() {
-		var o owed
-		if err := rows.Scan(&o.id, &o.agent, &o.agentSession, &o.folder); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("sessions: list deletions owed: %w", err)
-		}
-		list = append(list, o)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("sessions: list deletions owed: %w", err)
+		return 0, err
 	}
 	settled := 0
 	for _, o := range list {
@@ -78,6 +65,38 @@ func (s *Service) DeleteOwed(ctx context.Context) (int, error) {
 		settled++
 	}
 	return settled, nil
+}
+
+// owedDeletions lists the deletions still owed at the agents, oldest first, each with the folder
+// its last run worked in (which jobs keeps).
+func (s *Service) owedDeletions(ctx context.Context) ([]owed, error) {
+	var list []owed
+	var runs []string
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, agent, agent_session, last_run
+		FROM session_deletions WHERE native = 'owed' ORDER BY deleted_at`)
+	if err != nil {
+		return nil, fmt.Errorf("sessions: list deletions owed: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var o owed
+		if err := rows.Scan(&o.id, &o.agent, &o.agentSession, &o.lastRun); err != nil {
+			return nil, fmt.Errorf("sessions: list deletions owed: %w", err)
+		}
+		list, runs = append(list, o), append(runs, o.lastRun)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sessions: list deletions owed: %w", err)
+	}
+	rows.Close()
+	dirs, err := jobs.WorkDirs(ctx, s.db, runs)
+	if err != nil {
+		return nil, fmt.Errorf("sessions: list deletions owed: %w", err)
+	}
+	for i := range list {
+		list[i].folder = dirs[list[i].lastRun]
+	}
+	return list, nil
 }
 
 // deleteNative deletes one session at its agent: "done" or "failed" with a sentence, or "" to

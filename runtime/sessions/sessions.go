@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ensemblework/ensemble/runtime/events"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -53,6 +54,9 @@ const (
 	Queued  Status = "queued"  // a run waits for its folder
 	Idle    Status = "idle"
 )
+
+// Statuses lists what a session can be doing.
+func Statuses() []Status { return []Status{Working, Waiting, Queued, Idle} }
 
 // Session is one conversation with a coding agent, across the runs that continue each other.
 type Session struct {
@@ -430,7 +434,10 @@ func (s *Service) Deleted(ctx context.Context, runID string) (bool, error) {
 }
 
 // KindDeleted is the event of a session deleted in Ensemble; subject the session id.
-const KindDeleted = "session.deleted"
+const KindDeleted events.Kind = "session.deleted"
+
+// EventSpecs lists the sessions' kinds of event, for the catalog.
+func EventSpecs() []events.Spec { return events.Specs(deletedEvent{}, KindDeleted) }
 
 // deletedEvent is its data.
 type deletedEvent struct {

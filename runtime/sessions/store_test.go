@@ -149,7 +149,7 @@ func (e *env) list(f Filter) []Session {
 	return l
 }
 
-func (e *env) events(runID, kind string) []string {
+func (e *env) events(runID string, kind events.Kind) []string {
 	e.t.Helper()
 	rows, err := e.st.Reader().Query(`SELECT data FROM events WHERE subject = ? AND kind = ? ORDER BY seq`, runID, kind)
 	if err != nil {

@@ -5,7 +5,7 @@ import type { Decision } from './needs';
 import type { AnyRecord } from './records';
 import type { Session, SessionDetail } from './sessions';
 import type { AssignBody, Job } from './runs';
-import type { Moves, Person, Project, Status, Task, TaskFields } from './types';
+import type { LiveEvent, Moves, Person, Project, Status, Task, TaskFields } from './types';
 import { apiURL, forgetSession } from './session';
 
 export class ApiError extends Error {
@@ -48,20 +48,24 @@ export function notifyUnauthorized(sentence = ''): void {
   unauthorized(sentence || errorSentence(401, null));
 }
 
+/** The tasks' answer public/preload-tasks.js asked for while the scripts loaded, taken once. */
+function takePreloaded(): Promise<Response> | undefined {
+  const w = globalThis as { __ensembleTasks?: Promise<Response> };
+  const p = w.__ensembleTasks;
+  delete w.__ensembleTasks;
+  return p;
+}
+
 export async function request<T>(method: string, path: string, body?: unknown, opts: { preloaded?: boolean } = {}): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
-  // A request index.html preloads is made as the preload was (no Accept, the default cache), so
-  // the browser answers it with the preloaded response.
-  const init: RequestInit = opts.preloaded
-    ? { method, credentials: 'same-origin' }
-    : { method, headers, credentials: 'same-origin', cache: 'no-store' };
+  const init: RequestInit = { method, headers, credentials: 'same-origin', cache: 'no-store' };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
   let res: Response;
   try {
-    res = await fetch(apiURL(path), init);
+    res = await ((opts.preloaded && takePreloaded()) || fetch(apiURL(path), init));
   } catch {
     throw new ApiError(0, UNREACHABLE);
   }
@@ -106,6 +110,12 @@ export const api = {
   jobs: (taskId: string) =>
     request<{ jobs: Job[] }>('GET', `/api/agent/jobs?taskId=${enc(taskId)}`).then((r) => r.jobs ?? []),
   job: (id: string) => request<Job>('GET', `/api/agent/jobs/${enc(id)}`),
+  /** A page of a run's trace from the event log: the task page follows the rest on the one stream. */
+  runLog: (id: string, after: number) =>
+    request<{ events: LiveEvent[] | null; more: boolean }>('GET', `/api/events/log?kinds=run.&subject=${enc(id)}&after=${after}`).then((r) => ({
+      events: r.events ?? [],
+      more: r.more,
+    })),
   assign: (body: AssignBody) => request<Job>('POST', '/api/agent/assign', body),
   jobAction: (id: string, action: 'stop' | 'pause' | 'resume') => request<Job>('POST', `/api/agent/jobs/${enc(id)}/${action}`),
   needs: () =>

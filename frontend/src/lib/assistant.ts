@@ -2,6 +2,7 @@
 // of a live turn as those events arrive, conversations, Apply and Undo, and its settings. Shapes
 // from runtime/assistant/service.go and runtime/api/assistant.go.
 
+import { PLANS as GEN_PLANS } from './catalog.gen';
 import { ApiError, errorSentence, notifyUnauthorized, request, UNREACHABLE } from './api';
 import { holdBack, mergeRefs, recordOptions, type Ref } from './assistant-refs';
 import { renderMarkdown } from './markdown';
@@ -78,7 +79,7 @@ export interface Conversation {
 /** A model provider with an API (a key, or Ollama on this computer). */
 export type ApiProvider = 'anthropic' | 'openai' | 'ollama';
 /** The person's own AI plan: its agent does the thinking on this computer with its own sign-in (spec 003 §8). */
-export type PlanProvider = 'claude-code' | 'codex' | 'opencode' | 'gemini-cli';
+export type PlanProvider = (typeof GEN_PLANS)[number]['id'];
 export type Provider = ApiProvider | PlanProvider;
 export type WritePolicy = 'immediate' | 'preview' | 'needs-me';
 
@@ -488,12 +489,14 @@ export interface Plan {
   defaultModel: string;
 }
 
-export const PLANS: Plan[] = [
-  { id: 'claude-code', agent: 'claude', title: 'Claude Code', name: 'Claude Code — your plan', defaultModel: 'Claude Code’s default' },
-  { id: 'codex', agent: 'codex', title: 'Codex', name: 'Codex — your plan', defaultModel: 'Codex’s default' },
-  { id: 'opencode', agent: 'opencode', title: 'OpenCode', name: 'OpenCode — your plan', defaultModel: 'OpenCode’s default' },
-  { id: 'gemini-cli', agent: 'gemini', title: 'Gemini CLI', name: 'Gemini CLI — your plan', defaultModel: 'Gemini CLI’s default' },
-];
+/** The plans the assistant runs on (assistant.Plans, generated), in words. */
+export const PLANS: Plan[] = GEN_PLANS.map((p) => ({
+  id: p.id,
+  agent: p.agent,
+  title: p.title,
+  name: `${p.title} — your plan`,
+  defaultModel: `${p.title}’s default`,
+}));
 
 export function isPlan(p: string): p is PlanProvider {
   return PLANS.some((x) => x.id === p);
@@ -557,16 +560,12 @@ export const EFFORTS: { id: string; name: string }[] = [
 
 const EFFORT_NAMES: Record<string, string> = { none: 'None', minimal: 'Minimal', low: 'Low', medium: 'Medium', high: 'High', xhigh: 'Extra high', max: 'Max' };
 
-/** The efforts each plan's agent takes. */
-export const PLAN_EFFORTS: Record<PlanProvider, string[]> = {
-  'claude-code': ['low', 'medium', 'high', 'xhigh', 'max'],
-  codex: ['minimal', 'low', 'medium', 'high', 'xhigh'],
-  // OpenCode's levels are its model's own variants: these across its providers; one the chosen
-  // model does not take is left out of the turn.
-  opencode: ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'],
-  // Gemini CLI offers no thinking level Ensemble can set: only its own default.
-  'gemini-cli': [],
-};
+/**
+ * The efforts each plan's agent takes, from the runtime's plans. OpenCode's levels are its model's
+ * own variants across its providers (one the chosen model does not take is left out of the turn);
+ * Gemini CLI offers no thinking level Ensemble can set, only its own default.
+ */
+export const PLAN_EFFORTS = Object.fromEntries(GEN_PLANS.map((p) => [p.id, [...p.efforts]])) as Record<PlanProvider, string[]>;
 
 /** The effort menu for a provider ("" first: the model's, or the plan's, default). */
 export function effortsFor(p: string): { id: string; name: string }[] {

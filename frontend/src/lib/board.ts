@@ -1,4 +1,5 @@
 import { isStatus, STATUSES } from './states';
+import { TASK_KINDS, TASK_PURGED, TASK_UPDATED } from './events.gen';
 import type { LiveEvent, Status, Task, TaskFields } from './types';
 
 /** Order within a column: position ascending, then createdAt, then id (stable). */
@@ -23,13 +24,7 @@ export function groupByStatus(tasks: readonly Task[]): Record<Status, Task[]> {
 }
 
 /** The task event kinds the board follows. Every other kind is ignored. */
-export const TASK_EVENT_KINDS = [
-  'task.created',
-  'task.updated',
-  'task.trashed',
-  'task.restored',
-  'task.purged',
-] as const;
+export const TASK_EVENT_KINDS = TASK_KINDS;
 
 function isTaskLike(v: unknown): v is Task {
   return typeof v === 'object' && v !== null && typeof (v as Task).id === 'string';
@@ -53,7 +48,7 @@ export function applyEvent(tasks: readonly Task[], ev: LiveEvent, opts: ApplyOpt
   if (!isTaskLike(ev.data)) return tasks;
   const incoming = ev.data;
   const i = tasks.findIndex((t) => t.id === incoming.id);
-  if (ev.kind === 'task.purged' || incoming.deletedAt) {
+  if (ev.kind === TASK_PURGED || incoming.deletedAt) {
     return i < 0 ? tasks : tasks.filter((t) => t.id !== incoming.id);
   }
   if (i < 0) return [...tasks, incoming];
@@ -65,7 +60,7 @@ export function applyEvent(tasks: readonly Task[], ev: LiveEvent, opts: ApplyOpt
 
 /** Puts a task the API returned into the list (or removes it if it is trashed). */
 export function upsertTask(tasks: readonly Task[], task: Task): readonly Task[] {
-  return applyEvent(tasks, { kind: 'task.updated', data: task });
+  return applyEvent(tasks, { kind: TASK_UPDATED, data: task });
 }
 
 export function removeTask(tasks: readonly Task[], id: string): readonly Task[] {

@@ -7,6 +7,7 @@
 // log does not hold, as after a restore from backup) asks the caller to reload too.
 
 import { TASK_EVENT_KINDS } from './board';
+import { FAMILIES, RESET } from './events.gen';
 import type { LiveEvent } from './types';
 import { apiURL } from './session';
 
@@ -21,6 +22,8 @@ export interface LiveOptions {
    */
   since?: number;
   kinds?: readonly string[];
+  /** Ask the server for these kinds only (?kinds=), rather than listening to them among all. */
+  filter?: boolean;
   onEvent: (ev: LiveEvent) => void;
   onState: (s: LiveState) => void;
   /** A new stream was opened after the old one closed for good: the caller should reload. */
@@ -39,7 +42,24 @@ export interface LiveOptions {
 }
 
 /** The event the server sends first to a client that resumed from past the newest event. */
-export const RESET_EVENT = 'reset';
+export const RESET_EVENT = RESET;
+
+/**
+ * The kinds as the stream's ?kinds= filter: a family ("run.") where every kind of it is asked for,
+ * the kind itself otherwise.
+ */
+export function kindsFilter(kinds: readonly string[]): string {
+  const want = new Set(kinds);
+  const covered = new Set<string>();
+  const out: string[] = [];
+  for (const [family, ks] of Object.entries(FAMILIES)) {
+    if (!ks.every((k) => want.has(k))) continue;
+    out.push(`${family}.`);
+    for (const k of ks) covered.add(k);
+  }
+  for (const k of want) if (!covered.has(k) && k !== RESET) out.push(k);
+  return out.join(',');
+}
 
 export function backoff(attempt: number): number {
   return Math.min(30_000, 1000 * 2 ** Math.min(attempt, 5));
@@ -47,8 +67,8 @@ export function backoff(attempt: number): number {
 
 export function connectLive(opts: LiveOptions): { close: () => void } {
   const ES = opts.EventSource ?? EventSource;
-  const url = opts.url ?? '/api/events';
   const kinds = opts.kinds ?? TASK_EVENT_KINDS;
+  const url = opts.filter ? `${opts.url ?? '/api/events'}?kinds=${kindsFilter(kinds)}` : (opts.url ?? '/api/events');
   const retry = opts.retryMs ?? backoff;
   let es: EventSource | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;

@@ -1,5 +1,6 @@
 // Needs me: the open decisions runs have for the person, kept in step with the live stream.
 
+import { NEEDS_CREATED, NEEDS_KINDS } from './events.gen';
 import type { LiveEvent } from './types';
 
 export interface Touches {
@@ -39,7 +40,7 @@ export interface NeedItem {
   note?: string;
 }
 
-export const NEED_EVENT_KINDS = ['needs.created', 'needs.answered', 'needs.withdrawn', 'needs.expired'] as const;
+export const NEED_EVENT_KINDS = NEEDS_KINDS;
 
 function isDecision(v: unknown): v is Decision {
   return typeof v === 'object' && v !== null && typeof (v as Decision).id === 'string' && typeof (v as Decision).kind === 'string';
@@ -102,7 +103,7 @@ export function applyNeedEvent(
   if (!isDecision(ev.data)) return same;
   const d = ev.data;
   const i = items.findIndex((x) => x.d.id === d.id);
-  if (ev.kind === 'needs.created') {
+  if (ev.kind === NEEDS_CREATED) {
     if (d.status !== 'open' || i >= 0) return same;
     return { items: sortNeeds([...items, { d }]) };
   }

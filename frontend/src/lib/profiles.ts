@@ -5,6 +5,7 @@
 // are modelmenu.ts's.
 
 import { request } from './api';
+import { PROFILE_CHANGED } from './events.gen';
 import { assignBody, DEFAULT_FORM, type AssignBody, type AssignForm, type RunSettings } from './runs';
 
 export type ProfileSettings = Partial<
@@ -44,7 +45,7 @@ export const profilesApi = {
 };
 
 /** The live event a profile's change is announced with; its data is {id}. */
-export const PROFILE_EVENT = 'profile.changed';
+export const PROFILE_EVENT = PROFILE_CHANGED;
 
 /** Starred first, then by name (the runtime's order, kept when a list is changed here). */
 export function sortProfiles(list: readonly Profile[]): Profile[] {

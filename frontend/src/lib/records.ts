@@ -4,6 +4,8 @@
 // (<event>.created, .updated, .trashed, .restored, .purged), whose data is the record.
 
 import type { RecordScreen } from './route';
+import { PROJECT_STATUSES as PROJECT_STATUS_IDS } from './catalog.gen';
+import { FAMILIES } from './events.gen';
 import type { LiveEvent } from './types';
 
 export interface RecordBase {
@@ -62,7 +64,7 @@ export interface Kind {
   /** The API's collection: /api/<path>, and the list answer's key. */
   path: string;
   /** The events' prefix: <event>.created … */
-  event: string;
+  event: keyof typeof FAMILIES;
   one: string; // "project"
   many: string; // "Projects"
   /** The field that names a record (the list's title and the toast's). */
@@ -74,12 +76,15 @@ export interface Kind {
   sub: (r: AnyRecord) => string;
 }
 
-export const PROJECT_STATUSES = [
-  ['active', 'Active'],
-  ['paused', 'Paused'],
-  ['done', 'Done'],
-  ['archived', 'Archived'],
-] as const;
+const PROJECT_STATUS_LABEL: Record<(typeof PROJECT_STATUS_IDS)[number], string> = {
+  active: 'Active',
+  paused: 'Paused',
+  done: 'Done',
+  archived: 'Archived',
+};
+
+/** A project's states (records.ProjectStatuses, generated) with their words. */
+export const PROJECT_STATUSES = PROJECT_STATUS_IDS.map((s) => [s, PROJECT_STATUS_LABEL[s]] as const);
 
 export const KINDS: Record<RecordScreen, Kind> = {
   projects: {
@@ -155,9 +160,7 @@ export const KIND_BY_EVENT: Record<string, RecordScreen> = Object.fromEntries(
 );
 
 /** Every event kind the record screens follow. */
-export const RECORD_EVENT_KINDS: string[] = Object.values(KINDS).flatMap((k) =>
-  ['created', 'updated', 'trashed', 'restored', 'purged'].map((v) => `${k.event}.${v}`),
-);
+export const RECORD_EVENT_KINDS: string[] = Object.values(KINDS).flatMap((k) => FAMILIES[k.event]);
 
 export function statusLabel(s: string): string {
   return PROJECT_STATUSES.find(([v]) => v === s)?.[1] ?? s;

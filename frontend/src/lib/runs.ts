@@ -1,18 +1,35 @@
 // Runs (jobs) of coding agents on tasks: their shapes, and the pure logic that turns a run's
-// trace (the events of GET /api/agent/jobs/{id}/events) into the rows the task page shows.
+// trace (its events, read from GET /api/events/log and followed on the page's one stream) into
+// the rows the task page shows.
 
+import { RUN_ENDED_STATUSES, RUN_STATUSES } from './catalog.gen';
+import {
+  RUN_CREATED,
+  RUN_DECISION,
+  RUN_ENDED,
+  RUN_ERROR,
+  RUN_EVIDENCE,
+  RUN_KINDS,
+  RUN_MESSAGE,
+  RUN_NOTE,
+  RUN_QUESTION,
+  RUN_REPORT,
+  RUN_RETRY,
+  RUN_SESSION_GONE,
+  RUN_STARTED,
+  RUN_STATUS,
+  RUN_THINKING,
+  RUN_TOOL_END,
+  RUN_TOOL_START,
+  RUN_USAGE,
+} from './events.gen';
 import type { LiveEvent } from './types';
 
-export type RunStatus =
-  | 'queued'
-  | 'running'
-  | 'paused'
-  | 'done'
-  | 'failed'
-  | 'stopped'
-  | 'stuck'
-  | 'limit'
-  | 'interrupted';
+/** A run's status (jobs.Statuses, generated). */
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** The statuses of a run still going: every one not over. */
+const GOING: readonly string[] = RUN_STATUSES.filter((s) => !(RUN_ENDED_STATUSES as readonly string[]).includes(s));
 
 export interface Usage {
   inputTokens: number;
@@ -144,26 +161,8 @@ export function sandboxWord(e: Enforcement | undefined): string {
   return e.by ? 'sandboxed' : 'not sandboxed';
 }
 
-/** The run event kinds, as the run's SSE stream names them. */
-export const RUN_EVENT_KINDS = [
-  'run.created',
-  'run.status',
-  'run.started',
-  'run.message',
-  'run.thinking',
-  'run.tool_start',
-  'run.tool_end',
-  'run.decision',
-  'run.question',
-  'run.usage',
-  'run.error',
-  'run.retry',
-  'run.session_gone',
-  'run.note',
-  'run.evidence',
-  'run.report',
-  'run.ended',
-] as const;
+/** The run event kinds, as the event stream names them (generated from the runtime's). */
+export const RUN_EVENT_KINDS = RUN_KINDS;
 
 export const RUN_STATUS_LABEL: Record<RunStatus, string> = {
   queued: 'Queued',
@@ -182,7 +181,7 @@ export function runStatusLabel(s: string): string {
 }
 
 export function isEnded(s: string): boolean {
-  return s !== 'queued' && s !== 'running' && s !== 'paused';
+  return !GOING.includes(s);
 }
 
 // ---------- formatting ----------
@@ -418,35 +417,35 @@ export function applyRunEvent(st: TraceState, ev: LiveEvent): TraceState {
     next.rows = [...st.rows, { key, kind: ev.kind, ...row }];
   };
   switch (ev.kind) {
-    case 'run.created':
+    case RUN_CREATED:
       next.status = t.status || 'queued';
       add({ type: 'note', text: t.text || `Assigned to ${t.agent ?? 'an agent'}.` });
       break;
-    case 'run.status':
+    case RUN_STATUS:
       if (t.status) next.status = t.status;
       if (t.status === 'running' && st.status === 'queued') break; // "started" says it better
       if (t.status && isEnded(t.status)) break; // run.ended says it, with the summary
       add({ type: 'note', text: runStatusLabel(t.status ?? ''), detail: t.reason, status: t.status });
       break;
-    case 'run.started': {
+    case RUN_STARTED: {
       if (t.model) next.model = t.model;
       const bits = [t.model && `model ${t.model}`, t.attempt && t.attempt > 1 && `attempt ${t.attempt}`].filter(Boolean);
       add({ type: 'note', text: 'The agent started' + (bits.length ? ` (${bits.join(', ')})` : '') + '.' });
       break;
     }
-    case 'run.message':
+    case RUN_MESSAGE:
       add({ type: 'message', text: t.text ?? '' });
       break;
-    case 'run.thinking':
+    case RUN_THINKING:
       add({ type: 'thinking', text: t.text ?? '' });
       break;
-    case 'run.tool_start': {
+    case RUN_TOOL_START: {
       const k = callKey(t);
       next.open = { ...st.open, [k]: st.rows.length };
       add({ type: 'tool', text: t.tool ?? 'tool', tool: t.tool, toolId: t.toolId, step: t.step, input: t.input, done: false, sandbox: t.sandbox });
       break;
     }
-    case 'run.tool_end': {
+    case RUN_TOOL_END: {
       const k = callKey(t);
       const i = st.open[k];
       const end = { output: t.output, failed: !!t.failed, done: true, durationMs: t.durationMs, sandboxStopped: !!t.sandboxStopped };
@@ -462,7 +461,7 @@ export function applyRunEvent(st: TraceState, ev: LiveEvent): TraceState {
       }
       break;
     }
-    case 'run.decision': {
+    case RUN_DECISION: {
       const d = t.decision ?? '';
       next.waiting = d === 'ask';
       const what = t.input ? inputSummary(t.input) : (t.tool ?? '');
@@ -476,7 +475,7 @@ export function applyRunEvent(st: TraceState, ev: LiveEvent): TraceState {
       });
       break;
     }
-    case 'run.question': {
+    case RUN_QUESTION: {
       const d = t.decision ?? '';
       next.waiting = d === 'ask';
       const text =
@@ -484,13 +483,13 @@ export function applyRunEvent(st: TraceState, ev: LiveEvent): TraceState {
       add({ type: 'question', decision: d, text, detail: d === 'ask' ? 'Waiting for you on Needs me' : t.text });
       break;
     }
-    case 'run.usage':
+    case RUN_USAGE:
       if (t.usage) next.usage = t.usage;
       break;
-    case 'run.error':
+    case RUN_ERROR:
       add({ type: 'error', text: t.text ?? 'The agent reported an error.' });
       break;
-    case 'run.retry':
+    case RUN_RETRY:
       add({
         type: 'note',
         text: `Carrying on in ${formatDuration(t.retryInMs)}${t.attempt ? ` (try ${t.attempt})` : ''}.`,
@@ -498,19 +497,19 @@ export function applyRunEvent(st: TraceState, ev: LiveEvent): TraceState {
         failed: true,
       });
       break;
-    case 'run.session_gone':
+    case RUN_SESSION_GONE:
       add({ type: 'note', text: 'The agent session could not be reopened; a new one starts with the full brief.', detail: t.reason || t.text });
       break;
-    case 'run.note':
+    case RUN_NOTE:
       add({ type: 'note', text: t.text ?? '' });
       break;
-    case 'run.evidence':
+    case RUN_EVIDENCE:
       add({ type: 'evidence', text: t.input ?? 'a file', detail: [t.text, t.reason].filter(Boolean).join(' · ') });
       break;
-    case 'run.report':
+    case RUN_REPORT:
       add({ type: 'report', text: t.text ?? '', status: t.status });
       break;
-    case 'run.ended':
+    case RUN_ENDED:
       if (t.status) next.status = t.status;
       if (t.usage) next.usage = t.usage;
       next.waiting = false;
@@ -527,6 +526,82 @@ export function applyRunEvent(st: TraceState, ev: LiveEvent): TraceState {
       return st;
   }
   return next;
+}
+
+/** A page of the event log (GET /api/events/log). */
+export interface LogPage {
+  events: LiveEvent[];
+  more: boolean;
+}
+
+export interface FollowOptions {
+  jobId: string;
+  /** Subscribes to the page's one live stream; returns the unsubscribe. */
+  subscribe: (fn: (ev: LiveEvent) => void) => () => void;
+  /** Reads the run's events after seq from the log. */
+  readLog: (after: number) => Promise<LogPage>;
+  onTrace: (t: TraceState) => void;
+  retryMs?: number;
+}
+
+/** Whether a live event belongs to run jobId's trace. */
+export function isRunEventOf(ev: LiveEvent, jobId: string): boolean {
+  return ev.kind.startsWith('run.') && isTrace(ev.data) && ev.data.runId === jobId;
+}
+
+/**
+ * Follows one run's trace on the page's shared stream: it subscribes first, reads the run's
+ * events from the log from its start, then applies what the stream brought meanwhile and after,
+ * skipping by seq what the log already gave. reload reads the trace again from its start (after
+ * the stream missed events).
+ */
+export function followRun(o: FollowOptions): { reload: () => void; close: () => void } {
+  let st = emptyTrace();
+  let held: LiveEvent[] | null = [];
+  let closed = false;
+  let gen = 0;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const off = o.subscribe((ev) => {
+    if (closed || !isRunEventOf(ev, o.jobId)) return;
+    if (held) held.push(ev);
+    else {
+      st = applyRunEvent(st, ev);
+      o.onTrace(st);
+    }
+  });
+  const load = async () => {
+    const mine = ++gen;
+    held ??= [];
+    let next = emptyTrace();
+    let after = 0;
+    try {
+      for (;;) {
+        const page = await o.readLog(after);
+        if (closed || mine !== gen) return;
+        next = reduceTrace(page.events, next);
+        for (const ev of page.events) after = Math.max(after, ev.seq ?? after);
+        if (!page.more || page.events.length === 0) break;
+      }
+    } catch {
+      if (!closed && mine === gen) timer = setTimeout(load, o.retryMs ?? 2000);
+      return;
+    }
+    st = reduceTrace(held, next);
+    held = null;
+    o.onTrace(st);
+  };
+  void load();
+  return {
+    reload: () => {
+      if (timer) clearTimeout(timer);
+      void load();
+    },
+    close: () => {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      off();
+    },
+  };
 }
 
 export function reduceTrace(events: readonly LiveEvent[], st: TraceState = emptyTrace()): TraceState {

@@ -1,7 +1,11 @@
 // Agent sessions: one conversation with a coding agent across the runs that continue each other
 // (GET /api/agent/sessions, derived from the runs on the server).
 
-export type SessionStatus = 'working' | 'waiting' | 'queued' | 'idle';
+import type { SESSION_STATUSES } from './catalog.gen';
+import { RUN_CREATED, RUN_ENDED, RUN_STARTED, RUN_STATUS } from './events.gen';
+
+/** What a session is doing (sessions.Statuses, generated). */
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
 export interface TaskRef {
   id: string;
@@ -53,7 +57,7 @@ export const SESSION_STATUS_LABEL: Record<SessionStatus, string> = {
 };
 
 /** The run events that change what a session shows: a run begun, moved on or ended. */
-export const SESSION_RUN_KINDS = ['run.created', 'run.status', 'run.started', 'run.ended'] as const;
+export const SESSION_RUN_KINDS = [RUN_CREATED, RUN_STATUS, RUN_STARTED, RUN_ENDED] as const;
 
 export function sessionStatusText(s: Pick<Session, 'status' | 'deletedAt' | 'deletedWhy'>): string {
   if (s.deletedAt) return s.deletedWhy === 'retired' ? 'Deleted: its tasks are retired' : 'Deleted';

@@ -3,6 +3,7 @@
 // runtime/bridge/keys/keys.go and runtime/api/pair.go.
 
 import { ApiError, request } from './api';
+import { PHONE_ROTATED, PHONE_TAKEN } from './events.gen';
 import { forgetSession } from './session';
 
 export type SignedIn = 'yes' | 'no' | 'unknown';
@@ -125,8 +126,8 @@ export interface Phones {
 
 /** Events of phone access (app/phones.go): its address taken by another copy of Ensemble with
  * this computer's phone key (data: {status, sentence}), and a new address. */
-export const PHONE_TAKEN_EVENT = 'phone.taken';
-export const PHONE_ROTATED_EVENT = 'phone.rotated';
+export const PHONE_TAKEN_EVENT = PHONE_TAKEN;
+export const PHONE_ROTATED_EVENT = PHONE_ROTATED;
 
 /** A new phone address (POST /api/pair/rotate). */
 export interface Rotated {
@@ -219,10 +220,12 @@ export const settingsApi = {
   },
   revokePhone: (id: string) => request<unknown>('DELETE', `/api/pair/devices/${enc(id)}`),
   pairLink: () => request<PairLink>('POST', '/api/pair/links'),
-  /** Ends this browser's session; the page then shows that it is signed out. */
-  signOut: async () => {
-    await request<{ signedOut: boolean }>('POST', '/api/signout');
+  /** Ends this browser's session; the page then shows that it is signed out. Answers the
+   * runtime's sentence on how to sign in again ('' from a runtime that gives none). */
+  signOut: async (): Promise<string> => {
+    const r = await request<{ signedOut: boolean; signIn?: string }>('POST', '/api/signout');
     forgetSession();
+    return r.signIn ?? '';
   },
   rotatePhones: () => request<Rotated>('POST', '/api/pair/rotate'),
 };

@@ -1,15 +1,8 @@
+import { TASK_PRIORITIES, TASK_STATUSES } from './catalog.gen';
 import type { Moves, Priority, Status } from './types';
 
 /** Columns in board order; `dropped` last, hidden unless asked for. */
-export const STATUSES: readonly Status[] = [
-  'proposed',
-  'todo',
-  'in_progress',
-  'waiting_approval',
-  'blocked',
-  'done',
-  'dropped',
-];
+export const STATUSES: readonly Status[] = TASK_STATUSES;
 
 export const STATUS_LABEL: Record<Status, string> = {
   proposed: 'Proposed',
@@ -21,7 +14,7 @@ export const STATUS_LABEL: Record<Status, string> = {
   dropped: 'Dropped',
 };
 
-export const PRIORITIES: readonly Priority[] = ['none', 'low', 'medium', 'high', 'urgent'];
+export const PRIORITIES: readonly Priority[] = TASK_PRIORITIES;
 
 export const PRIORITY_LABEL: Record<Priority, string> = {
   none: 'None',

@@ -1,15 +1,12 @@
 // Shapes of the runtime's JSON API, as the board uses them.
 
-export type Status =
-  | 'proposed'
-  | 'todo'
-  | 'in_progress'
-  | 'waiting_approval'
-  | 'blocked'
-  | 'done'
-  | 'dropped';
+import type { TASK_PRIORITIES, TASK_STATUSES } from './catalog.gen';
 
-export type Priority = 'none' | 'low' | 'medium' | 'high' | 'urgent';
+/** A task's status (records.Statuses, generated). */
+export type Status = (typeof TASK_STATUSES)[number];
+
+/** A task's priority (records.Priorities, generated). */
+export type Priority = (typeof TASK_PRIORITIES)[number];
 
 export interface Task {
   id: string;

@@ -93,7 +93,7 @@ func (s *Store) Create(ctx context.Context, name string, g Grants) (Key, Secret,
 		if err != nil {
 			return fmt.Errorf("keys: create: %w", err)
 		}
-		return t.Emit("key.created", k.ID, k)
+		return t.Emit(KindCreated, k.ID, k)
 	})
 	if err != nil {
 		return Key{}, Secret{}, err
@@ -157,7 +157,7 @@ func (s *Store) Revoke(ctx context.Context, id string) (Key, error) {
 			return fmt.Errorf("keys: revoke: %w", err)
 		}
 		k.RevokedAt = &now
-		return t.Emit("key.revoked", k.ID, k)
+		return t.Emit(KindRevoked, k.ID, k)
 	})
 	return k, err
 }
