@@ -201,6 +201,38 @@ func TestClaudeRunsUnderTheJudge(t *testing.T) {
 		}
 	})
 
+	t.Run("RunReadsItsContext", func(t *testing.T) {
+		// The run's own server answers ensemble_context and ensemble_search with the person's
+		// records (the context bridge's code), without asking: the task's own context first, then
+		// a search that finds the task by its words.
+		model.Script(
+			enginetest.ToolCall("mcp__ensemble_run__ensemble_context", map[string]any{}),
+			enginetest.ToolCall("mcp__ensemble_run__ensemble_search", map[string]any{"query": "compost heap"}).WhenLastUser("contextRef"),
+			enginetest.Say("Read the context.").WhenLastUser(`"hits"`),
+		)
+		j := waitRun(t, c, assign(t, "Turn the compost heap", nil).ID, jobs.Done)
+		if n := needsOf(t, c, j.ID); len(n) != 0 {
+			t.Errorf("a read of the person's records asked the person: %+v", n)
+		}
+		results := map[string]enginetest.ToolResult{}
+		for _, r := range model.Requests() {
+			for _, tr := range r.ToolResults() {
+				results[tr.Name] = tr
+			}
+		}
+		task := "ensemble://task/" + j.TaskID
+		if tr := results["mcp__ensemble_run__ensemble_context"]; tr.IsError || !strings.Contains(tr.Content, task) ||
+			!strings.Contains(tr.Content, "Turn the compost heap") {
+			t.Errorf("ensemble_context gave the model %+v, want the run's task %s", tr, task)
+		}
+		if tr := results["mcp__ensemble_run__ensemble_search"]; tr.IsError || !strings.Contains(tr.Content, task) {
+			t.Errorf("ensemble_search gave the model %+v, want a hit on %s", tr, task)
+		}
+		if j.Summary != "Read the context." {
+			t.Errorf("summary %q", j.Summary)
+		}
+	})
+
 	t.Run("SecondTaskContinuesTheSession", func(t *testing.T) {
 		model.Script(enginetest.Say("Earlier I listed notes.txt."))
 		j := waitRun(t, c, assign(t, "What did you find earlier?", map[string]any{"continue": first.ID, "agent": ""}).ID, jobs.Done)

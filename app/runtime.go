@@ -124,17 +124,19 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	// The listener's own address, so --addr [::1]:0 or 127.0.0.2:… is where clients go too.
 	url := "http://" + ln.Addr().String()
 	ss := sessions.New(sessions.Options{Store: st, Writer: w, DataDir: cfg.DataDir, Log: cfg.Log, Drivers: drivers})
+	files := rec.Files(filepath.Join(cfg.DataDir, "files"))
+	work := workspace.New(st, rec, files)
+	// A run reads the person's records around its task with the bridge's own code.
 	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
 		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready, Models: agents.Models,
-		Hide: sec.Redactor().Hide})
+		Hide: sec.Redactor().Hide, Context: work.Runs()})
 	if err := js.Start(ctx); err != nil {
 		ln.Close()
 		st.Close()
 		return nil, err
 	}
 	token := api.NewLaunchToken()
-	files := rec.Files(filepath.Join(cfg.DataDir, "files"))
-	bridge := &api.Bridge{Keys: keys.New(st, w), Work: workspace.New(st, rec, files), Files: files}
+	bridge := &api.Bridge{Keys: keys.New(st, w), Work: work, Files: files}
 	if cfg.Relay == nil {
 		if cfg.Relay, err = loadRelayConfig(cfg.DataDir); err != nil {
 			ln.Close()

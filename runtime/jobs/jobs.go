@@ -232,6 +232,9 @@ type Options struct {
 	// Sessions says which sessions were deleted and chooses one for a run that names none; nil,
 	// no session is chosen and every session can be continued.
 	Sessions Sessions
+	// Context answers a run's ensemble_context and ensemble_search (the context bridge's code);
+	// nil, runs have neither tool.
+	Context RunContext
 	// Hide hides the values of the secrets kept on this computer, which no shape finds, in
 	// everything a run records (trace, summary, report, questions); nil hides none.
 	Hide   func(string) string

@@ -410,6 +410,9 @@ func TestDecide(t *testing.T) {
 		{"mv into data parent", sh("mv build ~/.local/bin/"), with(unattended), Allow, "mode"},
 		// MCP tools
 		{"own tool", Call{Tool: ToolMCP, Server: OwnServer, Name: "ask_person"}, with(askMode), Allow, ""},
+		{"own read of the context", Call{Tool: ToolMCP, Server: OwnServer, Name: "ensemble_context"}, with(askMode), Allow, ""},
+		{"own search", Call{Tool: ToolMCP, Server: OwnServer, Name: "ensemble_search"}, with(askMode), Allow, ""},
+		{"the person's ensemble_context asks", Call{Tool: ToolMCP, Server: "ensemble", Name: "ensemble_context"}, with(askMode), Ask, "mode"},
 		{"the person's ensemble server asks", Call{Tool: ToolMCP, Server: "ensemble", Name: "ask_person"}, with(askMode), Ask, "mode"},
 		{"ensemble_act follows", Call{Tool: ToolMCP, Server: OwnServer, Name: "ensemble_act"}, with(askMode), Ask, "mode"},
 		{"browser kept", Call{Tool: ToolMCP, Server: OwnServer, Name: "browser_click"}, with(askMode, func(s *Settings) { s.Kept.Tools = []string{"browser"} }), Allow, "kept"},
