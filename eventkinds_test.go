@@ -2,33 +2,17 @@ package main
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/ensemblework/ensemble/internal/gosource"
 )
 
 // TestEventKindsAreConstants: every event is emitted with a kind declared as an events.Kind
 // constant beside its payload, never a string spelled or built at the call, so the catalog the
 // UI's list is generated from (app/eventkinds.go) names every kind there is.
 func TestEventKindsAreConstants(t *testing.T) {
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git" || d.Name() == "frontend") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
+	err := gosource.Walk(".", gosource.Options{}, func(path string, fset *token.FileSet, f *ast.File) error {
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok {

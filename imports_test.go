@@ -1,9 +1,9 @@
 package main
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ensemblework/ensemble/internal/gosource"
 )
 
 const module = "github.com/ensemblework/ensemble"
@@ -58,20 +60,7 @@ func TestImportRules(t *testing.T) {
 // TestOnlyTheWindowImportsWails: the desktop window is one file; everything else builds and runs
 // without a display.
 func TestOnlyTheWindowImportsWails(t *testing.T) {
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git" || d.Name() == "frontend") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
+	err := gosource.Walk(".", gosource.Options{Tests: true, Mode: parser.ImportsOnly}, func(path string, _ *token.FileSet, f *ast.File) error {
 		for _, im := range f.Imports {
 			p, _ := strconv.Unquote(im.Path.Value)
 			if strings.HasPrefix(p, "github.com/wailsapp/") && path != filepath.Join("app", "window.go") {

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"flag"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/ensemblework/ensemble/internal/gosource"
 )
 
 var update = flag.Bool("update-ts", false, "rewrite the generated TypeScript files (go generate ./app)")
@@ -51,21 +50,7 @@ func TestGeneratedTypeScript(t *testing.T) {
 // the UI's list is generated from, so a new kind cannot be left out of it.
 func TestEventCatalogIsComplete(t *testing.T) {
 	declared := map[string]string{} // kind → where
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git" || d.Name() == "frontend") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
+	err := gosource.Walk("..", gosource.Options{}, func(path string, fset *token.FileSet, f *ast.File) error {
 		for _, decl := range f.Decls {
 			gd, ok := decl.(*ast.GenDecl)
 			if !ok || gd.Tok != token.CONST {
