@@ -52,19 +52,28 @@ one SQLite database in the data folder.
 
 Start the runtime with 'ensemble serve' and open the link it prints. The other commands
 talk to that running runtime.`,
-		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		CompletionOptions: cobra.CompletionOptions{
 			HiddenDefaultCmd: true,
 		},
 	}
-	if hasWindow {
-		// The desktop app opens its window when started without a command, as from a launcher.
-		root.Args = cobra.NoArgs
-		root.RunE = func(cmd *cobra.Command, args []string) error { return runDesktop(cmd.Context(), g) }
+	// --version is a flag of Ensemble's own: cobra's (Command.Version) prints through
+	// text/template, whose calling of methods by name keeps every method of every type in the
+	// binary, 31 MB of it.
+	version := root.Flags().Bool("version", false, "print Ensemble's version")
+	root.Args = cobra.NoArgs
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		switch {
+		case *version:
+			printVersion(cmd.OutOrStdout())
+			return nil
+		case hasWindow:
+			// The desktop app opens its window when started without a command, as from a launcher.
+			return runDesktop(cmd.Context(), g)
+		}
+		return cmd.Help()
 	}
-	root.SetVersionTemplate("ensemble {{.Version}}\n")
 	root.PersistentFlags().StringVar(&g.data, "data", "", "data folder (default $ENSEMBLE_DATA, else the OS's application data folder)")
 	root.AddCommand(newServeCmd(g), newStatusCmd(g), newOpenCmd(g), newTasksCmd(g), newNeedsCmd(g), newBackupCmd(g), newJudgeCmd(), newDesktopCmd(g), newRunCmd(g))
 	root.AddCommand(newMCPCmd(g), newKeysCmd(g), newSecretsCmd(g), newSessionsCmd(g))
@@ -78,8 +87,8 @@ func newVersionCmd() *cobra.Command {
 		Use:   "version",
 		Short: "Print Ensemble's version (as --version does)",
 		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, args []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "ensemble %s\n", Version)
-		},
+		Run:   func(cmd *cobra.Command, args []string) { printVersion(cmd.OutOrStdout()) },
 	}
 }
+
+func printVersion(w io.Writer) { fmt.Fprintf(w, "ensemble %s\n", Version) }
