@@ -1,12 +1,10 @@
 package app
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -264,29 +262,10 @@ func toldModel(model *enginetest.Server, since int, s string) string {
 // replay.
 func toolInputs(t *testing.T, c *client, id string) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", c.f.URL+"/api/agent/jobs/"+id+"/events", nil)
-	req.Header.Set("Authorization", "Bearer "+c.f.Token)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var out []string
-	kind := ""
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if k, ok := strings.CutPrefix(line, "event: "); ok {
-			kind = k
-			if k == "run.ended" {
-				break
-			}
-		}
-		if d, ok := strings.CutPrefix(line, "data: "); ok && kind == "run.tool_start" {
-			out = append(out, d)
+	for _, ev := range runTrace(t, c, id) {
+		if ev.kind == jobs.KindToolStart {
+			out = append(out, ev.data)
 		}
 	}
 	return out

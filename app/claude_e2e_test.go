@@ -3,6 +3,7 @@ package app
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/engines/claude"
 	"github.com/ensemblework/ensemble/engines/enginetest"
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/needs"
 )
@@ -394,7 +396,24 @@ func TestKillRuntimeMidRun(t *testing.T) {
 // runEvents reads a run's events (their kinds) from its stream, up to the end of the replay.
 func runEvents(t *testing.T, c *client, id string) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	var kinds []string
+	for _, ev := range runTrace(t, c, id) {
+		kinds = append(kinds, string(ev.kind))
+	}
+	return kinds
+}
+
+// traceEvent is one event of a run's trace.
+type traceEvent struct {
+	kind events.Kind
+	data string // as it came
+	jobs.Trace
+}
+
+// runTrace reads a run's events from its stream, up to its end.
+func runTrace(t *testing.T, c *client, id string) []traceEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", c.f.URL+"/api/agent/jobs/"+id+"/events", nil)
 	req.Header.Set("Authorization", "Bearer "+c.f.Token)
@@ -403,18 +422,28 @@ func runEvents(t *testing.T, c *client, id string) []string {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var kinds []string
+	var out []traceEvent
+	var kind events.Kind
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		if k, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
-			kinds = append(kinds, k)
-			if k == "run.ended" || k == "run.status" && slices.Contains(kinds, "run.ended") {
-				break
+		line := sc.Text()
+		if k, ok := strings.CutPrefix(line, "event: "); ok {
+			kind = events.Kind(k)
+			continue
+		}
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			ev := traceEvent{kind: kind, data: d}
+			if err := json.Unmarshal([]byte(d), &ev.Trace); err != nil {
+				t.Fatalf("%s: %v", kind, err)
+			}
+			out = append(out, ev)
+			if kind == jobs.KindEnded {
+				return out
 			}
 		}
 	}
-	return kinds
+	return out
 }
 
 // turns counts the model requests that carry a conversation (not the probes an agent's other

@@ -3,23 +3,18 @@
 package app
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/engines/claude"
 	"github.com/ensemblework/ensemble/engines/codex"
 	"github.com/ensemblework/ensemble/engines/enginetest"
-	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/needs"
 )
@@ -223,46 +218,4 @@ func startAgentRuntime(t *testing.T, a agentUnderJudge, bin string) *client {
 	}
 	t.Cleanup(func() { rt.Close() })
 	return &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
-}
-
-// traceEvent is one event of a run's trace.
-type traceEvent struct {
-	kind events.Kind
-	jobs.Trace
-}
-
-// runTrace reads a run's events from its stream, up to its end.
-func runTrace(t *testing.T, c *client, id string) []traceEvent {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", c.f.URL+"/api/agent/jobs/"+id+"/events", nil)
-	req.Header.Set("Authorization", "Bearer "+c.f.Token)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out []traceEvent
-	var kind events.Kind
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if k, ok := strings.CutPrefix(line, "event: "); ok {
-			kind = events.Kind(k)
-			continue
-		}
-		if d, ok := strings.CutPrefix(line, "data: "); ok {
-			ev := traceEvent{kind: kind}
-			if err := json.Unmarshal([]byte(d), &ev.Trace); err != nil {
-				t.Fatalf("%s: %v", kind, err)
-			}
-			out = append(out, ev)
-			if kind == jobs.KindEnded {
-				return out
-			}
-		}
-	}
-	return out
 }

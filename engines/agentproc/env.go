@@ -2,6 +2,7 @@ package agentproc
 
 import (
 	"maps"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -74,4 +75,29 @@ func Env(base []string, drop func(name string) bool, home, path string, extra ..
 		out = append(out, k+"="+set[k])
 	}
 	return out
+}
+
+// ConfigDir is where an agent keeps its config in env: the folder override names (CODEX_HOME,
+// CLAUDE_CONFIG_DIR), else sub under the home folder env gives (HOME; USERPROFILE on Windows), or
+// "" when env names neither.
+func ConfigDir(env []string, override, sub string) string {
+	var home, dir string
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case k == override:
+			dir = v
+		case k == "HOME":
+			home = v
+		case k == "USERPROFILE" && runtime.GOOS == "windows" && home == "":
+			home = v
+		}
+	}
+	switch {
+	case dir != "":
+		return dir
+	case home != "":
+		return filepath.Join(home, sub)
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package agentproc
 
 import (
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -84,5 +85,21 @@ func TestEnv(t *testing.T) {
 				t.Errorf("got\n%s\nwant\n%s", s, c.want)
 			}
 		})
+	}
+}
+
+func TestConfigDir(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"HOME=/home/ada"}, "/home/ada/.codex"},
+		{[]string{"HOME=/home/ada", "CODEX_HOME=/srv/codex"}, "/srv/codex"},
+		{[]string{"CODEX_HOME=/srv/codex", "HOME=/home/ada"}, "/srv/codex"},
+		{[]string{"PATH=/bin"}, ""},
+	} {
+		if got := ConfigDir(tc.env, "CODEX_HOME", ".codex"); got != filepath.FromSlash(tc.want) && got != tc.want {
+			t.Errorf("ConfigDir(%q) = %q, want %q", tc.env, got, tc.want)
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/ensemblework/ensemble/engines/agentproc"
+
 	"github.com/ensemblework/ensemble/engines"
 )
 
@@ -47,24 +49,11 @@ func (d *Driver) DeleteSession(_ context.Context, id, _ string) error {
 
 // configDir is Claude Code's config folder in env: CLAUDE_CONFIG_DIR, else ~/.claude.
 func configDir(env []string) string {
-	var home, dir string
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "CLAUDE_CONFIG_DIR":
-			dir = v
-		case "HOME":
-			home = v
-		}
-	}
-	if dir != "" {
+	if dir := agentproc.ConfigDir(env, "CLAUDE_CONFIG_DIR", ".claude"); dir != "" {
 		return dir
 	}
-	if home == "" {
-		home, _ = os.UserHomeDir()
+	if home, _ := os.UserHomeDir(); home != "" {
+		return filepath.Join(home, ".claude")
 	}
-	if home == "" {
-		return ""
-	}
-	return filepath.Join(home, ".claude")
+	return ""
 }

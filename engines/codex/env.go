@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -39,29 +38,7 @@ func providerKeys(codexHome string) []string {
 
 // codexHomeOf is where Codex keeps its config and sessions in env: CODEX_HOME,
 // else ~/.codex.
-func codexHomeOf(env []string) string {
-	var home, codexHome string
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "CODEX_HOME":
-			codexHome = v
-		case "HOME":
-			home = v
-		case "USERPROFILE":
-			if runtime.GOOS == "windows" && home == "" {
-				home = v
-			}
-		}
-	}
-	if codexHome != "" {
-		return codexHome
-	}
-	if home != "" {
-		return filepath.Join(home, ".codex")
-	}
-	return ""
-}
+func codexHomeOf(env []string) string { return agentproc.ConfigDir(env, "CODEX_HOME", ".codex") }
 
 // agentEnv is the environment codex runs with (see [agentproc.Env]): base
 // without the host session's variables, HOME set to home when given, PATH set

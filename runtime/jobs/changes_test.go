@@ -78,19 +78,7 @@ func TestRunChanges(t *testing.T) {
 // TestCloneRunAndItsChanges clones a repository served over HTTP on loopback (git's dumb protocol,
 // so no git server is needed), runs the stand-in agent in the clone, and lists what it changed.
 func TestCloneRunAndItsChanges(t *testing.T) {
-	src := t.TempDir()
-	gitOK(t, src, "init", "-q")
-	os.WriteFile(filepath.Join(src, "README.md"), []byte("# Hello\n"), 0o644)
-	gitOK(t, src, "add", ".")
-	gitOK(t, src, "commit", "-qm", "first")
-	served := t.TempDir()
-	bare := filepath.Join(served, "repo.git")
-	if out, err := exec.Command("git", "clone", "-q", "--bare", src, bare).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
-	gitOK(t, bare, "update-server-info")
-	srv := httptest.NewServer(http.FileServer(http.Dir(served)))
-	defer srv.Close()
+	srv := servedRepo(t, nil)
 
 	var folder string
 	e := newEnv(t, []step{
@@ -108,4 +96,27 @@ func TestCloneRunAndItsChanges(t *testing.T) {
 	if want := []FileChange{{"README.md", 2, 0}}; !reflect.DeepEqual(j.Changes, want) {
 		t.Errorf("changes %+v, want %+v", j.Changes, want)
 	}
+}
+
+// servedRepo serves a repository of one commit (a README) over HTTP on loopback at /repo.git, with
+// git's dumb protocol, so no git server is needed; plant changes the served bare repository first.
+func servedRepo(t *testing.T, plant func(bare string)) *httptest.Server {
+	t.Helper()
+	src := t.TempDir()
+	gitOK(t, src, "init", "-q")
+	os.WriteFile(filepath.Join(src, "README.md"), []byte("# Hello\n"), 0o644)
+	gitOK(t, src, "add", ".")
+	gitOK(t, src, "commit", "-qm", "first")
+	served := t.TempDir()
+	bare := filepath.Join(served, "repo.git")
+	if out, err := exec.Command("git", "clone", "-q", "--bare", src, bare).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if plant != nil {
+		plant(bare)
+	}
+	gitOK(t, bare, "update-server-info")
+	srv := httptest.NewServer(http.FileServer(http.Dir(served)))
+	t.Cleanup(srv.Close)
+	return srv
 }

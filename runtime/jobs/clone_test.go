@@ -1,10 +1,7 @@
 package jobs
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,21 +13,12 @@ import (
 // its .git/config and hooks read-only; a folder that is there already, one outside the run folder
 // and an address that is not https are refused.
 func TestCloneForAgent(t *testing.T) {
-	src := t.TempDir()
-	gitOK(t, src, "init", "-q")
-	os.WriteFile(filepath.Join(src, "README.md"), []byte("# Hello\n"), 0o644)
-	gitOK(t, src, "add", ".")
-	gitOK(t, src, "commit", "-qm", "first")
-	served := t.TempDir()
-	bare := filepath.Join(served, "repo.git")
-	if out, err := exec.Command("git", "clone", "-q", "--bare", src, bare).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
-	// A hook in the served repository never reaches the clone.
-	os.WriteFile(filepath.Join(bare, "hooks", "post-checkout"), []byte("#!/bin/sh\ntouch /tmp/planted\n"), 0o755)
-	gitOK(t, bare, "update-server-info")
-	srv := httptest.NewServer(http.FileServer(http.Dir(served)))
-	defer srv.Close()
+	var bare string
+	srv := servedRepo(t, func(b string) {
+		bare = b
+		// A hook in the served repository never reaches the clone.
+		os.WriteFile(filepath.Join(b, "hooks", "post-checkout"), []byte("#!/bin/sh\ntouch /tmp/planted\n"), 0o755)
+	})
 
 	work := t.TempDir()
 	dir := filepath.Join(work, "repo")
