@@ -4,19 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ensemblework/ensemble/engines/enginetest"
-	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/models"
 	"github.com/ensemblework/ensemble/runtime/profiles"
 	"github.com/ensemblework/ensemble/runtime/records"
-	"github.com/ensemblework/ensemble/runtime/store"
 	"github.com/ensemblework/ensemble/runtime/tools"
 	"github.com/ensemblework/ensemble/runtime/tools/toolstest"
 )
@@ -33,14 +30,7 @@ type agentFixture struct {
 
 func newAgentFixture(t *testing.T) *agentFixture {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ensemble.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bus := events.NewBus()
-	t.Cleanup(func() { bus.Close(); st.Close() })
-	w := ledger.New(st, bus)
-	rec := records.New(st, w)
+	st, w, rec := toolstest.Records(t)
 	a := toolstest.NewAgents(t, st, w, rec)
 	runs := tools.NewRuns(a.Jobs, a.Sessions, a.Profiles)
 	srv := enginetest.NewServer(t)

@@ -2,11 +2,9 @@ package tools
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/store"
@@ -27,14 +25,7 @@ var byPerson = ledger.Actor{Kind: ledger.Person}
 
 func newToolEnv(t *testing.T) *toolEnv {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ensemble.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bus := events.NewBus()
-	t.Cleanup(func() { bus.Close(); st.Close() })
-	w := ledger.New(st, bus)
-	rec := records.New(st, w)
+	st, w, rec := toolstest.Records(t)
 	return &toolEnv{st: st, w: w, rec: rec, reg: HubTools(),
 		tc: &ToolContext{Records: rec, Actor: ledger.Actor{Kind: ledger.Assistant, ID: "conv_test"}}}
 }
