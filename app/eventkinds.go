@@ -9,6 +9,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/node"
 	"github.com/ensemblework/ensemble/runtime/profiles"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/secrets"
@@ -33,6 +34,7 @@ func eventCatalog() []events.Spec {
 		sessions.EventSpecs(),
 		profiles.EventSpecs(),
 		assistant.EventSpecs(),
+		node.EventSpecs(),
 		secrets.EventSpecs(),
 		keys.EventSpecs(),
 		phoneEvents(),

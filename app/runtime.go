@@ -24,6 +24,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/models"
 	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/node"
 	"github.com/ensemblework/ensemble/runtime/profiles"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/secrets"
@@ -71,6 +72,7 @@ type Runtime struct {
 	agents    *detect.Service    // which agents this computer has
 	terms     *terminal.Manager  // the person's shells
 	assistant *assistant.Service // its turns are stopped and saved before the database closes
+	nodes     *node.Service      // its turns stop first: the next start reruns or resumes them
 	secrets   *secrets.Store     // keys and run secrets, kept encrypted
 	stop      context.CancelFunc // ends the runtime's own background work
 }
@@ -164,17 +166,29 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	}
 	terms := terminal.New(terminal.Options{Home: home, Log: cfg.Log})
 	prof := profiles.New(profiles.Options{Store: st, Writer: w, KnownAgent: js.KnownAgent})
-	asst := assistant.New(assistant.Config{Records: rec, Store: st, Writer: w, Needs: nd, Log: cfg.Log, Providers: models.Source{Keys: sec}.Provider,
+	// One registry for the assistant and the nodes: a node's turn is the assistant's own loop, with
+	// the node's tools besides (which the assistant's own turns never offer).
+	reg := tools.HubTools()
+	for _, t := range node.Tools() {
+		if err := reg.Register(t); err != nil {
+			panic(err)
+		}
+	}
+	asst := assistant.New(assistant.Config{Records: rec, Store: st, Writer: w, Needs: nd, Log: cfg.Log, Providers: models.Source{Keys: sec}.Provider, Tools: reg,
 		Runs:  tools.NewRuns(js, ss, prof),
 		Plans: drivers, PlanDir: filepath.Join(cfg.DataDir, "assistant", "chats"), PlanMCPURL: url + "/mcp/assistant", PlanReady: agents.Ready,
 		Hide: sec.Redactor().Hide})
 	if err := asst.Resume(ctx); err != nil {
 		cfg.Log.Warn("assistant: held writes not asked again on Needs me", "err", err)
 	}
-	srv := api.New(api.Options{Version: Version, Command: cmp.Or(cfg.Command, selfCommand()), Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Profiles: prof, Bridge: bridge, Sessions: ss, Relay: phoneHost, Phones: phoneAPI, Agents: agents, Assistant: asst, Terminals: terms, Secrets: sec}, cfg.Log, st, bus, rec)
+	nodes := node.New(node.Config{Store: st, Writer: w, Bus: bus, Assistant: asst, Records: rec, Needs: nd, Log: cfg.Log})
+	if err := nodes.Start(ctx); err != nil {
+		cfg.Log.Warn("node: the turn queue did not start", "err", err)
+	}
+	srv := api.New(api.Options{Version: Version, Command: cmp.Or(cfg.Command, selfCommand()), Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Profiles: prof, Bridge: bridge, Sessions: ss, Relay: phoneHost, Phones: phoneAPI, Agents: agents, Assistant: asst, Nodes: nodes, Terminals: terms, Secrets: sec}, cfg.Log, st, bus, rec)
 	handler := srv.Handler()
 	r := &Runtime{
-		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, sessions: ss, agents: agents, terms: terms, api: srv, ln: ln, assistant: asst, secrets: sec,
+		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, sessions: ss, agents: agents, terms: terms, api: srv, ln: ln, assistant: asst, nodes: nodes, secrets: sec,
 		URL:    url,
 		served: make(chan error, 1),
 		phones: phones,
@@ -263,6 +277,7 @@ func (r *Runtime) Close() error {
 	removeAPIFile(r.cfg.DataDir, os.Getpid())
 	r.sessions.Close()
 	r.jobs.Close()         // runs record that they were interrupted before the database closes
+	r.nodes.Close()        // a node's turn cut off here reruns or resumes at the next start
 	r.assistant.Close(ctx) // a turn still answering is saved as stopped
 	return errors.Join(err, r.store.Close())
 }

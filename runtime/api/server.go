@@ -23,6 +23,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/node"
 	"github.com/ensemblework/ensemble/runtime/profiles"
 	"github.com/ensemblework/ensemble/runtime/records"
 	"github.com/ensemblework/ensemble/runtime/secrets"
@@ -66,6 +67,8 @@ type Options struct {
 	Terminals *terminal.Manager
 	// Assistant answers assistant turns; its route is mounted when it is set.
 	Assistant *assistant.Service
+	// Nodes serves /api/node/…; nil, those routes answer 404.
+	Nodes *node.Service
 	// Secrets are the keys and secrets kept on this computer; their routes (and Settings' model
 	// providers) are mounted when it is set.
 	Secrets *secrets.Store

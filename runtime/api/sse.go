@@ -116,6 +116,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, after, restart i
 			}
 			return
 		case ev := <-sub.C:
+			if ev.Seq == 0 {
+				// A live-only event (a node's reply as it is written): never replayed, so it has no id
+				// and moves no resume point.
+				if f.Match(ev) {
+					if err := send(func(w io.Writer) error { return writeLive(w, ev) }); err != nil {
+						return
+					}
+				}
+				continue
+			}
 			if ev.Seq <= after || !f.Match(ev) {
 				continue
 			}
@@ -160,6 +170,12 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // writeEvent writes one SSE message. Data is compact JSON, which holds no newline.
+// writeLive writes a live-only event, without an id.
+func writeLive(w io.Writer, ev events.Event) error {
+	_, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Kind, ev.Data)
+	return err
+}
+
 func writeEvent(w io.Writer, ev events.Event) error {
 	_, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Kind, ev.Data)
 	return err

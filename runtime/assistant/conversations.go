@@ -101,15 +101,19 @@ const historyWindow = 100
 
 // open starts a turn: it creates the conversation (id new) or checks it exists, saves the person's
 // message, and returns the history the model is sent, read before that message was added.
-func (s *Service) open(ctx context.Context, id string, isNew bool, text string) ([]models.Message, error) {
+func (s *Service) open(ctx context.Context, id string, isNew bool, text string, a *Agent) ([]models.Message, error) {
 	var hist []models.Message
 	err := s.cfg.Writer.Exec(ctx, func(t *ledger.Tx) error {
 		now := store.Stamp(t.Now())
 		change := "message"
 		if isNew {
 			change = "created"
-			if _, err := t.ExecContext(t.Context(), `INSERT INTO assistant_conversations (id, title, created_at, updated_at)
-				VALUES (?, ?, ?, ?)`, id, titleOf(text), now, now); err != nil {
+			startedOn := "hub"
+			if a != nil {
+				startedOn = "node"
+			}
+			if _, err := t.ExecContext(t.Context(), `INSERT INTO assistant_conversations (id, title, created_at, updated_at, started_on, actor)
+				VALUES (?, ?, ?, ?, ?, ?)`, id, titleOf(text), now, now, startedOn, actorJSON(a)); err != nil {
 				return fmt.Errorf("assistant: create conversation: %w", err)
 			}
 		} else {
@@ -253,7 +257,7 @@ func (s *Service) List(ctx context.Context, limit int) ([]Summary, error) {
 	}
 	rows, err := s.cfg.Store.Reader().QueryContext(ctx, `SELECT c.id, c.title, c.updated_at,
 		(SELECT count(*) FROM assistant_messages m WHERE m.conversation_id = c.id)
-		FROM assistant_conversations c ORDER BY c.updated_at DESC, c.rowid DESC LIMIT ?`, limit)
+		FROM assistant_conversations c WHERE c.started_on = 'hub' ORDER BY c.updated_at DESC, c.rowid DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("assistant: list conversations: %w", err)
 	}

@@ -259,7 +259,7 @@ func (s *Service) apply(ctx context.Context, convID string, ids []string, way vi
 	if len(inside) > 0 {
 		bad := -1
 		landed := make([]tools.Result, len(ps))
-		_, err = s.cfg.Records.Batch(ctx, s.toolContext(ps[0].conv).Actor, "", func(b *records.Batch) error {
+		_, err = s.cfg.Records.Batch(ctx, s.toolContext(ctx, ps[0].conv, nil).Actor, "", func(b *records.Batch) error {
 			tx := b.Tx()
 			var summaries []string
 			var answered []*needs.Decision
@@ -368,7 +368,7 @@ func (s *Service) heldWrite(ctx context.Context, tc *tools.ToolContext, p propos
 // applyOne checks one held write again and makes it inside b. Its tool reads through b, so it
 // sees what the held writes before it in this Apply changed.
 func (s *Service) applyOne(ctx context.Context, b *records.Batch, p proposal) (tools.Result, error) {
-	tc := s.toolContext(p.conv)
+	tc := s.toolContext(ctx, p.conv, nil)
 	tc.Records = b.Reads()
 	t, input, err := s.heldWrite(ctx, tc, p)
 	if err != nil {
@@ -384,7 +384,7 @@ func (s *Service) applyOne(ctx context.Context, b *records.Batch, p proposal) (t
 // the transaction that makes its change (for an assignment, the one that saves the run, before the
 // run is queued), so of two Applies at once exactly one changes anything.
 func (s *Service) applyOutside(ctx context.Context, p proposal, way via) (tools.Result, error) {
-	tc := s.toolContext(p.conv)
+	tc := s.toolContext(ctx, p.conv, nil)
 	t, input, err := s.heldWrite(ctx, tc, p)
 	if err != nil {
 		return tools.Result{}, err

@@ -133,7 +133,7 @@ func (s *Service) runPlan(ctx context.Context, p aiPlan, d engines.Driver, convI
 	if session != "" {
 		text = cutOffPreface(history) + text // the agent's own session holds the cut reply as if whole
 	}
-	pt := s.newPlanTurn(convID, policy, p, prep, emit)
+	pt := s.newPlanTurn(ctx, convID, policy, p, prep, emit)
 	defer s.dropPlanTurn(pt)
 	// What the agent is given is a model request's instructions and messages, and goes out the
 	// same way; its tools and their results go out through the turn's MCP server (planTurn).

@@ -47,10 +47,10 @@ type planTurn struct {
 }
 
 // newPlanTurn makes the turn's server and remembers its secret until dropPlanTurn.
-func (s *Service) newPlanTurn(convID, policy string, p aiPlan, prep *turnPrep, emit func(Event)) *planTurn {
+func (s *Service) newPlanTurn(ctx context.Context, convID, policy string, p aiPlan, prep *turnPrep, emit func(Event)) *planTurn {
 	var b [32]byte
 	rand.Read(b[:])
-	pt := &planTurn{s: s, convID: convID, policy: policy, plan: p, prep: prep, tc: s.toolContext(convID), emit: emit,
+	pt := &planTurn{s: s, convID: convID, policy: policy, plan: p, prep: prep, tc: s.toolContext(ctx, convID, prep.agent), emit: emit,
 		secret: "ens_turn_" + hex.EncodeToString(b[:]), rows: []ToolRow{}}
 	pt.srv = mcp.NewServer(&mcp.Implementation{Name: "ensemble", Title: "Ensemble", Version: "1"}, nil)
 	pt.list()

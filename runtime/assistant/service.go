@@ -121,6 +121,8 @@ type TurnRequest struct {
 	Effort         string `json:"effort,omitempty"`
 	// Path is the open screen's path ("/tasks"); routing playbooks counts it as a tie-break.
 	Path string `json:"path,omitempty"`
+	// Agent, when set, answers in the assistant's place (a node's turn); the API never sets it.
+	Agent *Agent `json:"-"`
 }
 
 // ToolRow is one tool call of a turn as a person sees it.
@@ -214,18 +216,25 @@ func (s *Service) Turn(ctx context.Context, req TurnRequest, emit func(Event)) (
 	id, isNew := req.ConversationID, req.ConversationID == ""
 	if isNew {
 		id = ledger.NewID("cnv_")
+	} else if req.Agent != nil {
+		// An agent names its conversations before their first turn, so a crash never leaves one
+		// it does not know.
+		if isNew, err = s.exists(ctx, id); err != nil {
+			return Reply{}, err
+		}
+		isNew = !isNew
 	}
 	tctx, claim, err := s.claim(ctx, id)
 	if err != nil {
 		return Reply{}, err
 	}
 	defer s.release(id, claim)
-	history, err := s.open(ctx, id, isNew, req.Text)
+	history, err := s.open(ctx, id, isNew, req.Text, req.Agent)
 	if err != nil {
 		return Reply{}, err
 	}
 	emit(Event{Type: EventConversation, ConversationID: id})
-	reply, err := answer(tctx, id, req, settings.WritePolicy, history, emit)
+	reply, err := answer(tctx, id, req, req.Agent.policyFor(settings.WritePolicy), history, emit)
 	stopped := err != nil && tctx.Err() != nil && !models.IsTimeout(err)
 	m := Message{Role: "assistant", Text: reply.Text, Tools: reply.Tools}
 	switch {
@@ -341,9 +350,18 @@ const nudge = "You said you would do that, but you made no tool call. Make the c
 
 // toolContext is what the conversation's tools run with, in a turn or on Apply: the ledger
 // records their writes as the assistant's, with the conversation's id.
-func (s *Service) toolContext(convID string) *tools.ToolContext {
-	return &tools.ToolContext{Records: s.cfg.Records, Runs: s.cfg.Runs, Skills: s, WriteAllowed: s.writeAllowed,
-		Actor: ledger.Actor{Kind: ledger.Assistant, ID: convID, Name: "Assistant"}}
+func (s *Service) toolContext(ctx context.Context, convID string, a *Agent) *tools.ToolContext {
+	tc := &tools.ToolContext{Records: s.cfg.Records, Runs: s.cfg.Runs, Skills: s, WriteAllowed: s.writeAllowed}
+	if a != nil {
+		tc.Actor, tc.Turn = a.Actor, a.Turn
+		return tc
+	}
+	actor, err := s.actorOf(ctx, convID)
+	if err != nil {
+		s.cfg.Log.Warn("assistant: read a conversation's actor", "conversation", convID, "err", err)
+	}
+	tc.Actor = actor
+	return tc
 }
 
 // writeModeNote tells the model what its writes do under the policy, so it words its reply right.
@@ -359,10 +377,10 @@ func writeModeNote(policy string) string {
 
 func (s *Service) run(ctx context.Context, provider models.Provider, convID string, req TurnRequest, policy string, history []models.Message, emit func(Event)) (Reply, error) {
 	reply := Reply{ConversationID: convID, Tools: []ToolRow{}}
-	offered := s.cfg.Tools.Names() // what may run; prep.shown is what the model is shown
+	offered := s.offered(req.Agent) // what may run; prep.shown is what the model is shown
 	prep, text := s.begin(ctx, convID, req, emit)
 	msgs := append(history, models.Message{Role: "user", Text: text})
-	tc := s.toolContext(convID)
+	tc := s.toolContext(ctx, convID, req.Agent)
 	streamed := ""
 	nudged := false
 	for step := 0; step < MaxSteps; step++ {
@@ -457,6 +475,9 @@ func (s *Service) hide(v string) string {
 
 // system is the turn's instructions: the fixed ones, then the person's skills and the playbooks.
 func (s *Service) system(policy string, prep *turnPrep) string {
+	if prep.agent != nil && prep.agent.Instructions != "" {
+		return prep.agent.Instructions + "\n- " + writeModeNote(policy) + prep.instructions
+	}
 	return fmt.Sprintf(instructions, s.cfg.Now().Format("Monday 2 January 2006"), writeModeNote(policy)) + prep.instructions
 }
 

@@ -29,6 +29,7 @@ type turnPrep struct {
 	all     bool
 	refs    *refSet
 	message string
+	agent   *Agent // who answers in the assistant's place; nil for the assistant
 }
 
 // maxPathLen bounds the open path a turn request names.
@@ -37,7 +38,7 @@ const maxPathLen = 300
 // prepare reads what a turn needs besides its history. Nothing it reads failing stops the turn: a
 // missing part is logged and left out.
 func (s *Service) prepare(ctx context.Context, convID string, req TurnRequest) *turnPrep {
-	p := &turnPrep{refs: newRefSet(), message: req.Text, all: toolsetsOff()}
+	p := &turnPrep{refs: newRefSet(), message: req.Text, all: toolsetsOff(), agent: req.Agent}
 	// The records the conversation knows: earlier calls' refs and titled links in earlier messages.
 	if msgs, err := readMessages(ctx, s.cfg.Store.Reader(), convID, historyWindow); err != nil {
 		s.cfg.Log.Warn("assistant: read earlier refs", "conversation", convID, "err", err)
@@ -121,9 +122,18 @@ func (p *turnPrep) called(reg *tools.Registry, row ToolRow, c models.ToolCall, i
 	}
 }
 
-// allowed is names without the writes of areas the person turned off: the model is not shown them.
+// allowed is names without the writes of areas the person turned off and the tools the turn's
+// agent does without: the model is not shown them. An agent's own tools are always shown.
 func (p *turnPrep) allowed(names []string, reg *tools.Registry) []string {
-	return slices.DeleteFunc(names, func(n string) bool { return !p.allows(reg.Get(n)) })
+	names = slices.DeleteFunc(names, func(n string) bool { t := reg.Get(n); return !p.allows(t) || !p.agent.offers(t) })
+	if p.agent != nil {
+		for _, n := range p.agent.Tools {
+			if reg.Get(n) != nil && !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
 }
 
 // reply is the final text with known records named by title (§4.1).

@@ -268,7 +268,7 @@ func TestWorkflowPreviewOfRefStep(t *testing.T) {
 		wfStep{"id": "proj", "tool": "hub_create_project", "input": map[string]any{"name": "Launch"}},
 		wfStep{"id": "up", "tool": "hub_update_project", "input": map[string]any{"id": ref("proj.project.id"), "status": "paused"}},
 	))
-	got, err := tools.HubTools().Get(tools.WorkflowTool).Preview(context.Background(), f.svc.toolContext("cnv_x"), raw)
+	got, err := tools.HubTools().Get(tools.WorkflowTool).Preview(context.Background(), f.svc.toolContext(context.Background(), "cnv_x", nil), raw)
 	if err != nil || !strings.HasSuffix(got, "\n2. Update project with id: (the project made in step 1); status: “paused”.") {
 		t.Fatalf("preview %q, %v", got, err)
 	}

@@ -64,7 +64,7 @@ type Tool struct {
 }
 
 // toolAreas are the parts of Ensemble a tool may work in (spec 000 §8).
-var toolAreas = []string{"tasks", "pages", "projects", "people", "repos", "search", "web", "agents", "skills", "workflows"}
+var toolAreas = []string{"tasks", "pages", "projects", "people", "repos", "search", "web", "agents", "skills", "workflows", "node"}
 
 // Risk is how much a call could cost the person if it was not what they meant.
 type Risk string
@@ -104,6 +104,9 @@ type ToolContext struct {
 	// WriteAllowed checks a write's area against the person's settings (a workflow's steps are
 	// each checked); nil allows every area.
 	WriteAllowed func(ctx context.Context, t *Tool) error
+	// Turn is what the caller of a turn gives its own tools: a node's turn, for the node's tools;
+	// nil in the assistant's own turns and on the bridge.
+	Turn any
 }
 
 // Result is what a tool returns: a summary a person reads (titles and counts, never ids), data for

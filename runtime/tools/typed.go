@@ -62,6 +62,10 @@ type Typed[In any] struct {
 	Prepare func(ctx context.Context, tc *ToolContext, in In) (map[string]any, error)
 }
 
+// Define is typedTool for the tools declared outside this package (a node's own): t with its
+// Schema derived from In and its funcs decoding In.
+func Define[In any](t Tool, f Typed[In]) Tool { return typedTool(t, f) }
+
 // typedTool is t with its Schema derived from In and its funcs decoding In. A type For cannot
 // derive, or a check tag it does not read, is a programming error: it panics, as HubTools does
 // for a tool it cannot register.

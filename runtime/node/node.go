@@ -1,0 +1,114 @@
+// Package node is Ensemble Node (spec 002): the person's persistent AI teammates. A node has a
+// name, a handle, a role, a charter, a look, a model and a memory; the person talks to it in its
+// DM or in a crew of nodes. Who answers a message is a pure function (WhoSpeaks); each answer is a
+// turn in a durable queue in SQLite (turns.go), run as the assistant's own loop with the node's
+// persona and tools (brain.go), so a node never acts twice after a crash or a sleep. What a node
+// needs from the person is a card in the chat, mirrored on Needs me (cards.go).
+package node
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/ensemblework/ensemble/runtime/assistant"
+	"github.com/ensemblework/ensemble/runtime/events"
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/store"
+)
+
+// Limits of spec 002 §3, §5.1 and §10.
+const (
+	MaxNodes       = 24
+	MaxCrewNodes   = 24
+	MaxMemories    = 200
+	MaxMemoryLen   = 500
+	MaxBodyLen     = 20000
+	MaxNameLen     = 60
+	MaxCharterLen  = 6000
+	DefaultTalk    = 4
+	DefaultWork    = 4
+	DefaultPerNode = 3
+	// CardWait is how long a node's call waits for its card's answer before its turn parks.
+	CardWait = 3 * time.Minute
+	// QueuedMaxAge: a queued turn older than this is dropped rather than run late.
+	QueuedMaxAge = time.Hour
+)
+
+// RetryDelays are when a turn the model's rate limit cut off before any tool ran is tried again.
+var RetryDelays = []time.Duration{8 * time.Second, 30 * time.Second, 90 * time.Second}
+
+// Config sets up a Service.
+type Config struct {
+	Store     *store.Store
+	Writer    *ledger.Writer
+	Bus       *events.Bus
+	Assistant *assistant.Service
+	Records   *records.Service
+	// Needs mirrors the node's cards on Needs me; nil, cards are answered in the chat only.
+	Needs *needs.Service
+	Now   func() time.Time
+	Log   *slog.Logger
+	// Talk and Work are the conversation and work turns that run at once; PerNode the work turns
+	// one node runs at once. Zero takes the defaults (4, 4, 3).
+	Talk, Work, PerNode int
+	// CardWait overrides CardWait (tests).
+	CardWait time.Duration
+	// RetryDelays overrides RetryDelays (tests).
+	RetryDelays []time.Duration
+}
+
+// Service keeps the nodes, their rooms and messages, and runs their turns.
+type Service struct {
+	cfg Config
+	log *slog.Logger
+
+	kick chan struct{} // wakes the engine: a turn was queued or ended
+
+	mu      sync.Mutex                 // guards the following
+	running map[string]*runningTurn    // by lane
+	waits   map[string]chan cardAnswer // a card's waiting call, by card message id
+
+	life    context.Context
+	endLife context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// New returns a Service; Start runs its turns.
+func New(cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Talk <= 0 {
+		cfg.Talk = envInt("ENSEMBLE_NODE_TALK_PARALLEL", DefaultTalk)
+	}
+	if cfg.Work <= 0 {
+		cfg.Work = envInt("ENSEMBLE_NODE_WORK_PARALLEL", DefaultWork)
+	}
+	if cfg.PerNode <= 0 {
+		cfg.PerNode = envInt("ENSEMBLE_NODE_WORK_PER_NODE", DefaultPerNode)
+	}
+	if cfg.CardWait <= 0 {
+		cfg.CardWait = CardWait
+	}
+	if cfg.RetryDelays == nil {
+		cfg.RetryDelays = RetryDelays
+	}
+	life, end := context.WithCancel(context.Background())
+	return &Service{cfg: cfg, log: cfg.Log, kick: make(chan struct{}, 1), running: map[string]*runningTurn{},
+		waits: map[string]chan cardAnswer{}, life: life, endLife: end}
+}
+
+// Close stops the turns running now (they rerun or resume at the next start) and waits for them.
+func (s *Service) Close() {
+	s.endLife()
+	s.wg.Wait()
+}
+
+func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
