@@ -159,6 +159,9 @@ func personRoute(room RouteRoom, members []Member, m RouteMessage) Route {
 		}
 		r.Wake = append(r.Wake, mb.NodeID)
 	}
+	r.Wake = capWake(r.Wake)
+	// A paused node cut by the cap stays paused: resume only the nodes that answer.
+	r.Resume = slices.DeleteFunc(r.Resume, func(id string) bool { return !slices.Contains(r.Wake, id) })
 	return r
 }
 
@@ -172,6 +175,7 @@ func nodeRoute(room RouteRoom, members []Member, m RouteMessage, st RouteState) 
 			wake = append(wake, mb.NodeID)
 		}
 	}
+	wake = capWake(wake)
 	if len(wake) == 0 {
 		return Route{} // nobody would wake, so no brake needs saying so
 	}
@@ -209,8 +213,7 @@ func CrewLead(members []Member, leadID string) string {
 }
 
 // mentioned resolves a message's mentions to members: named is everyone it wakes, in mention
-// order (@everyone and @nodes add all members in member order), without duplicates and at most
-// MaxMentionWake; explicit is only those named by their own handle. Handles that match no
+// order (@everyone and @nodes add all members in member order), without duplicates; explicit is only those named by their own handle. Handles that match no
 // member, such as a person's, are ignored.
 func mentioned(members []Member, handles []string) (named, explicit []Member) {
 	for _, h := range handles {
@@ -232,10 +235,16 @@ func mentioned(members []Member, handles []string) (named, explicit []Member) {
 			}
 		}
 	}
-	if len(named) > MaxMentionWake {
-		named = named[:MaxMentionWake]
-	}
 	return named, explicit
+}
+
+// capWake keeps the first MaxMentionWake of the nodes a message wakes, after the ones it may
+// not wake (itself, paused nodes) are gone, so they do not use up places.
+func capWake(ids []string) []string {
+	if len(ids) > MaxMentionWake {
+		return ids[:MaxMentionWake]
+	}
+	return ids
 }
 
 func memberByID(members []Member, id string) (Member, bool) {

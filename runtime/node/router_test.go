@@ -115,6 +115,7 @@ func TestWhoSpeaks(t *testing.T) {
 		{"task: a node never wakes itself", task(dev, tester), from(dev, "@developer here, @tester"), RouteState{}, Route{Wake: ids(tester)}},
 		{"task: a node without mentions wakes nobody", task(dev, tester), from(dev, "done"), RouteState{}, Route{}},
 		{"task: a node's everyone wakes the others", task(dev, tester, writer), from(dev, "@everyone"), RouteState{}, Route{Wake: ids(tester, writer)}},
+		{"task: a node's everyone is capped without counting itself", task(many(8)...), from(many(1)[0], "@everyone"), RouteState{}, Route{Wake: ids(many(7)[1:]...)}},
 		{"dm: a node's message in its DM wakes nobody", dm(dev), from(dev, "done"), RouteState{}, Route{}},
 		{"dm: a node's mention of itself wakes nobody", dm(dev), from(dev, "@developer"), RouteState{}, Route{}},
 
@@ -136,6 +137,7 @@ func TestWhoSpeaks(t *testing.T) {
 		{"dm: owner's message resumes its paused node", dm(paused(dev)), owner("are you there?"), RouteState{}, Route{Wake: ids(dev), Resume: ids(dev)}},
 		{"dm: owner's everyone in its DM resumes it", dm(paused(dev)), owner("@everyone"), RouteState{}, Route{Wake: ids(dev), Resume: ids(dev)}},
 		{"task: owner's mention resumes a paused node", task(paused(dev), tester), owner("@developer"), RouteState{}, Route{Wake: ids(dev), Resume: ids(dev)}},
+		{"task: everyone is capped after paused nodes are skipped", task(append([]Member{paused(dev)}, many(6)...)...), owner("@everyone"), RouteState{}, Route{Wake: ids(many(6)...)}},
 		{"task: everyone skips a paused node", task(paused(dev), tester), owner("@everyone"), RouteState{}, Route{Wake: ids(tester)}},
 		{"task: a node's mention never wakes a paused node", task(dev, paused(tester)), from(dev, "@tester"), RouteState{}, Route{}},
 		{"task: a node's mention wakes the others but not the paused", task(dev, paused(tester), writer), from(dev, "@tester @writer"), RouteState{}, Route{Wake: ids(writer)}},
