@@ -46,8 +46,8 @@ const (
 	KindError    = "error"
 )
 
-// owner is the one person of this runtime, as visible_to names them.
-const owner = "owner"
+// ownerTag is the one person of this runtime, as visible_to names them.
+const ownerTag = "owner"
 
 // Post is a person's message.
 type Post struct {
@@ -246,7 +246,7 @@ func (s *Service) insertMessageTx(t *ledger.Tx, m Message) (Message, error) {
 	}
 	vis := "[]"
 	if m.Private {
-		vis = `["` + owner + `"]`
+		vis = `["` + ownerTag + `"]`
 	}
 	now := store.Stamp(t.Now())
 	_, err := t.ExecContext(ctx, `INSERT INTO node_messages (id, room_id, seq, author, author_node_id, kind, body, data, visible_to,
