@@ -50,6 +50,9 @@ func (f *fixture) open(opts ...func(*Config)) {
 	w := ledger.New(st, f.bus)
 	f.rec = records.New(st, w)
 	f.needs = needs.New(st, w)
+	if _, err := f.needs.ExpireOrphans(context.Background()); err != nil { // as a start of the runtime does
+		t.Fatal(err)
+	}
 	reg := tools.HubTools()
 	for _, tl := range Tools() {
 		if err := reg.Register(tl); err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ensemblework/ensemble/runtime/assistant"
+	"github.com/ensemblework/ensemble/runtime/needs"
 )
 
 func assistantChange(policy string) assistant.SettingsChange {
@@ -17,3 +18,5 @@ func jsonUnmarshal(t *testing.T, b []byte, v any) {
 		t.Fatal(err)
 	}
 }
+
+func needsChoose(i int) needs.Answer { return needs.Choose(i) }
