@@ -63,7 +63,7 @@ func (s *Service) runTurn(rt *runningTurn) {
 		Agent: &assistant.Agent{
 			Actor:        ledger.Actor{Kind: ledger.Node, ID: n.ID, Name: n.Name},
 			Instructions: s.persona(ctx, n, r, t),
-			Tools:        toolsFor(t),
+			Tools:        toolsFor(t, r, n, text),
 			Without:      replacedTools,
 			Preview:      !t.ByOwner,
 			Turn:         &turnCtx{s: s, rt: rt, node: n, room: r},

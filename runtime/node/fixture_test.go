@@ -20,7 +20,7 @@ import (
 // fixture is a node Service over a real SQLite file, the assistant's own loop and a scripted
 // model reached as Anthropic's Messages API.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	st    *store.Store
 	bus   *events.Bus
@@ -31,7 +31,7 @@ type fixture struct {
 	model *enginetest.Server
 }
 
-func newFixture(t *testing.T, opts ...func(*Config)) *fixture {
+func newFixture(t testing.TB, opts ...func(*Config)) *fixture {
 	t.Helper()
 	f := &fixture{t: t, dir: t.TempDir(), model: enginetest.NewServer(t)}
 	f.open(opts...)

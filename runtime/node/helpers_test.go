@@ -12,7 +12,7 @@ func assistantChange(policy string) assistant.SettingsChange {
 	return assistant.SettingsChange{WritePolicy: &policy}
 }
 
-func jsonUnmarshal(t *testing.T, b []byte, v any) {
+func jsonUnmarshal(t testing.TB, b []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatal(err)

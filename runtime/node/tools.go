@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -33,20 +34,34 @@ var actingTools = map[string]bool{ToolRemember: true, ToolPost: true, ToolCreate
 // ownerOnly are offered only in turns the owner started.
 var ownerOnly = map[string]bool{ToolRemember: true, ToolCreate: true, ToolCreateGroup: true, ToolCrewAdd: true}
 
-// toolsFor are the node tools a turn offers.
-func toolsFor(t Turn) []string {
+// toolsFor are the node tools a turn offers, by need (spec 002 §6.1 tool tiers): a plain DM turn
+// is not sent the schemas of tools it has no use for. Delegating is for a crew's lead; making
+// nodes and crews for a turn whose words are about them; a turn carrying on work (a card's
+// answer, a report, a resume) keeps them all.
+func toolsFor(t Turn, r Room, n Node, text string) []string {
+	carryOn := t.Reason != ReasonMessage
+	aboutNodes := carryOn || nodeWordsRe.MatchString(text)
 	var out []string
-	for _, n := range []string{ToolRemember, ToolPost, ToolOverview, ToolCreate, ToolCreateGroup, ToolCrewAdd, ToolDelegate} {
-		if ownerOnly[n] && !t.ByOwner {
+	for _, name := range []string{ToolRemember, ToolPost, ToolOverview, ToolCreate, ToolCreateGroup, ToolCrewAdd, ToolDelegate} {
+		switch {
+		case ownerOnly[name] && !t.ByOwner:
+			continue
+		case name == ToolDelegate && (!isConvLane(t.Lane) || r.Kind != RoomCrew || r.Lead != n.ID):
+			continue // a crew's lead hands work on; a delegated step does its own
+		case (name == ToolCreate || name == ToolCreateGroup || name == ToolCrewAdd) && !aboutNodes:
+			continue
+		case name == ToolPost && r.Kind == RoomDM && !carryOn && !crewWordsRe.MatchString(text):
 			continue
 		}
-		if n == ToolDelegate && !isConvLane(t.Lane) {
-			continue // a delegated step does its own work
-		}
-		out = append(out, n)
+		out = append(out, name)
 	}
 	return out
 }
+
+var (
+	nodeWordsRe = regexp.MustCompile(`(?i)\b(nodes?|crews?|teams?|teammates?|helpers?|members?|researcher|developer|tester|writer|designer|analyst|manager)\b`)
+	crewWordsRe = regexp.MustCompile(`(?i)\b(crews?|post|tell|report|room)\b`)
+)
 
 var errNotNodeTurn = errors.New("This tool works only in a node's turn.")
 
