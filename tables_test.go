@@ -25,6 +25,7 @@ var owners = map[string][]string{
 	"runtime/needs":       {"decisions"},
 	"runtime/jobs":        {"jobs", "job_settings"},
 	"runtime/sessions":    {"session_deletions", "session_choices", "session_cleanup"},
+	"runtime/node":        {"node_agents", "node_rooms", "node_room_members", "node_messages", "node_turns", "node_memories"},
 	"runtime/assistant":   {"assistant_conversations", "assistant_messages", "assistant_settings", "assistant_proposals", "assistant_workflows"},
 	"runtime/skills":      {"skills"},
 	"runtime/secrets":     {"secrets", "secret_seal_seen"},
