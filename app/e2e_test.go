@@ -94,7 +94,16 @@ func startServeAt(t testing.TB, data, addr string) *served {
 }
 
 func (s *served) post(ctx context.Context, path, body string) (int, map[string]any, error) {
-	req, _ := http.NewRequestWithContext(ctx, "POST", s.f.URL+path, strings.NewReader(body))
+	return s.send(ctx, "POST", path, body)
+}
+
+// patch is post with PATCH.
+func (s *served) patch(ctx context.Context, path, body string) (int, map[string]any, error) {
+	return s.send(ctx, "PATCH", path, body)
+}
+
+func (s *served) send(ctx context.Context, method, path, body string) (int, map[string]any, error) {
+	req, _ := http.NewRequestWithContext(ctx, method, s.f.URL+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+s.f.Token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)

@@ -27,6 +27,9 @@ func ParseFilter(kinds, subject string) (Filter, error) {
 		if !validKind(k) {
 			return Filter{}, fmt.Errorf("%q is not an event kind or family (such as run.started or run.)", k)
 		}
+		if !strings.Contains(k, ".") && k != string(KindReset) {
+			k += "." // a bare family ("node") means its kinds, as "node." does, never a kind of its own
+		}
 		f.Kinds = append(f.Kinds, k)
 	}
 	return f, nil
