@@ -84,7 +84,8 @@ func newNodesCreateCmd(g *globals) *cobra.Command {
 		Long: `Make a node, with its own DM. Give a template (--template, the template's id), a name
 (--name), or both: the template gives the role, charter and look, the name replaces its
 own. --handle is how you @mention it (lowercase letters, digits, - and _; made from the
-name when not given); --role is a word for what it does (assistant when not given).`,
+name when not given); --role is a word for what it does (assistant when not given).
+--provider and --model choose its model; without them it answers with the assistant's.`,
 		Example: `  ensemble nodes create --name Ada --handle ada --role researcher
   ensemble nodes create --template researcher`,
 		Args: usageArgs(0),
@@ -108,6 +109,8 @@ name when not given); --role is a word for what it does (assistant when not give
 	cmd.Flags().StringVar(&in.Name, "name", "", "its name (the template's when not given)")
 	cmd.Flags().StringVar(&in.Slug, "handle", "", "its @handle (made from the name when not given)")
 	cmd.Flags().StringVar(&in.Role, "role", "", "its role, a word for what it does")
+	cmd.Flags().StringVar(&in.Provider, "provider", "", "the provider of its model (the assistant's when not given)")
+	cmd.Flags().StringVar(&in.Model, "model", "", "its model (the assistant's when not given)")
 	cmd.SetFlagErrorFunc(flagError)
 	return cmd
 }
