@@ -1,9 +1,11 @@
 package app
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ensemblework/ensemble/engines/enginetest"
 )
@@ -112,5 +114,48 @@ func TestDMStreamsTheReply(t *testing.T) {
 	}
 	if code, out := ensemble(t, "nodes", "--help"); code != 0 || !strings.Contains(out, "show     one node (by @handle or id)") {
 		t.Errorf("nodes --help: %d %q", code, out)
+	}
+}
+
+// TestDMPrintsACard: a node that proposes a new node puts a card in its DM and waits; dm, not at
+// a terminal, prints the card with its id and how to answer it; answered with `nodes card`, the
+// node goes on and dm ends after its reply.
+func TestDMPrintsACard(t *testing.T) {
+	model := enginetest.NewServer(t)
+	t.Setenv("ANTHROPIC_API_KEY", "test-key")
+	t.Setenv("ANTHROPIC_BASE_URL", model.URL)
+	rt := startTestRuntime(t)
+	data := "--data=" + rt.cfg.DataDir
+	if code, out := ensemble(t, data, "nodes", "create", "--name", "Ada", "--handle", "ada", "--provider", "anthropic", "--model", "Test Model"); code != 0 {
+		t.Fatalf("create: %d %q", code, out)
+	}
+	model.Script(
+		enginetest.ToolCall("node_create", map[string]any{"name": "Bob", "role": "writer", "charter": "Write.", "slug": "bob"}),
+		enginetest.Say("Bob is here."),
+	)
+	answered := make(chan string, 1)
+	go func() {
+		defer close(answered)
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			cards, err := rt.nodes.PendingCards(context.Background())
+			if err == nil && len(cards) == 1 {
+				_, out := ensemble(t, data, "nodes", "card", cards[0].ID, "approve")
+				answered <- out
+				return
+			}
+		}
+	}()
+	code, out := ensemble(t, data, "dm", "ada", "make a writer called Bob", "--timeout", "30s")
+	card := regexp.MustCompile(`^Card (msg_[0-9a-f]+) from Ada: Ada proposes a new node: Bob, writer\.\n` +
+		"Answer it in the window, or with `ensemble nodes card (msg_[0-9a-f]+) approve` \\(or discard\\)\\.\n" +
+		`Ada: Bob is here\.\n$`).FindStringSubmatch(out)
+	if code != 0 || card == nil || card[1] != card[2] {
+		t.Fatalf("dm: %d %q", code, out)
+	}
+	if got := <-answered; got != "Approved. Made the node Bob (@bob), with its own DM.\n" {
+		t.Errorf("nodes card: %q", got)
+	}
+	if code, out = ensemble(t, data, "nodes", "card", card[1], "discard"); code != 1 || out != "ensemble: This card was already approved.\n" {
+		t.Errorf("second answer: %d %q", code, out)
 	}
 }
