@@ -159,3 +159,35 @@ func TestDMPrintsACard(t *testing.T) {
 		t.Errorf("second answer: %d %q", code, out)
 	}
 }
+
+// TestDMAsksAboutACard: at a terminal, dm asks [a]pprove / [d]iscard / [s]kip for a card, takes
+// only a, d or s, answers the card, and follows the node to its reply.
+func TestDMAsksAboutACard(t *testing.T) {
+	model := enginetest.NewServer(t)
+	t.Setenv("ANTHROPIC_API_KEY", "test-key")
+	t.Setenv("ANTHROPIC_BASE_URL", model.URL)
+	rt := startTestRuntime(t)
+	data := "--data=" + rt.cfg.DataDir
+	if code, out := ensemble(t, data, "nodes", "create", "--name", "Ada", "--handle", "ada", "--provider", "anthropic", "--model", "Test Model"); code != 0 {
+		t.Fatalf("create: %d %q", code, out)
+	}
+	model.Script(
+		enginetest.ToolCall("node_create", map[string]any{"name": "Bob", "role": "writer", "charter": "Write.", "slug": "bob"}),
+		enginetest.Say("Not made, then."),
+	)
+	c, err := connect(context.Background(), &globals{data: rt.cfg.DataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	err = dm(context.Background(), c, "ada", "make a writer called Bob", 30*time.Second, strings.NewReader("maybe\nd\n"), &out)
+	want := regexp.MustCompile(`^Card msg_[0-9a-f]+ from Ada: Ada proposes a new node: Bob, writer\.\n` +
+		`\[a\]pprove / \[d\]iscard / \[s\]kip: Type a, d or s\.\n\[a\]pprove / \[d\]iscard / \[s\]kip: Discarded\.\n` +
+		`Ada: Not made, then\.\n$`)
+	if err != nil || !want.MatchString(out.String()) {
+		t.Fatalf("dm: %v %q", err, out.String())
+	}
+	if n, _ := rt.nodes.Nodes(context.Background()); len(n) != 1 {
+		t.Errorf("a discarded card made a node: %v", n)
+	}
+}
