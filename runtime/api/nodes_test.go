@@ -41,7 +41,9 @@ func newNodeFixture(t *testing.T) *nodeFixture {
 	rec := records.New(st, w)
 	nd := needs.New(st, w)
 	asst := assistant.New(assistant.Config{Records: rec, Store: st, Writer: w, Needs: nd, Log: slog.New(slog.DiscardHandler),
-		Providers: func(p, base string) (models.Provider, error) { return nil, fmt.Errorf("No model is reached in this test.") }})
+		Providers: func(p, base string) (models.Provider, error) {
+			return nil, fmt.Errorf("No model is reached in this test.")
+		}})
 	nodes := node.New(node.Config{Store: st, Writer: w, Bus: bus, Assistant: asst, Records: rec, Needs: nd, Log: slog.New(slog.DiscardHandler)})
 	tok := NewLaunchToken()
 	a := New(Options{Version: "test", Token: tok, Keepalive: time.Minute, Assistant: asst, Needs: nd, Nodes: nodes},
