@@ -80,12 +80,9 @@ func (s *Server) nodeBootstrap(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"nodes": ns, "rooms": rooms, "templates": nodeTemplates(), "limits": nodeLimits})
+	writeJSON(w, http.StatusOK, map[string]any{"nodes": ns, "rooms": rooms, "templates": node.Templates(),
+		"crewTemplates": node.CrewTemplates(), "limits": nodeLimits})
 }
-
-// nodeTemplates lists the node templates. The node package does not export a list yet (its
-// templates are stubbed), so this is empty until it does.
-func nodeTemplates() []node.Template { return []node.Template{} }
 
 func (s *Server) listNodes(w http.ResponseWriter, r *http.Request) {
 	s.answerList(w, r, "nodes", func(ctx context.Context) (any, error) { return s.opts.Nodes.Nodes(ctx) })
