@@ -78,7 +78,7 @@ talk to that running runtime.`,
 	root.AddCommand(newServeCmd(g), newStatusCmd(g), newOpenCmd(g), newTasksCmd(g), newNeedsCmd(g), newBackupCmd(g), newJudgeCmd(), newDesktopCmd(g), newRunCmd(g))
 	root.AddCommand(newMCPCmd(g), newKeysCmd(g), newSecretsCmd(g), newSessionsCmd(g))
 	root.AddCommand(newRelayCmd(g), newPairCmd(g), newAgentsCmd(g))
-	root.AddCommand(newChatCmd(g), newVersionCmd())
+	root.AddCommand(newChatCmd(g), newNodesCmd(g), newDMCmd(g), newVersionCmd())
 	return root
 }
 

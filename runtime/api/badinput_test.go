@@ -84,7 +84,12 @@ func TestBadBodiesEveryRoute(t *testing.T) {
 		}
 		ids[c.kind] = id
 	}
-	code, out := f.call(t, "POST", "/api/keys", `{"name":"editor","canWrite":true}`)
+	code, out := f.call(t, "POST", "/api/node/nodes", `{"name":"Keep me","slug":"keep"}`)
+	if code != http.StatusCreated {
+		t.Fatalf("POST /api/node/nodes: %d %v", code, out)
+	}
+	ids["node"], ids["room"] = out["id"].(string), out["dmRoomId"].(string)
+	code, out = f.call(t, "POST", "/api/keys", `{"name":"editor","canWrite":true}`)
 	key, _ := out["secret"].(string)
 	if code != http.StatusCreated || key == "" {
 		t.Fatalf("POST /api/keys: %d %v", code, out)
@@ -112,6 +117,16 @@ func TestBadBodiesEveryRoute(t *testing.T) {
 		{pattern: "POST /api/assistant/undo", wrongType: `{"group":1}`},
 		{pattern: "POST /api/assistant/redo", wrongType: `{"group":1}`},
 		{pattern: "PUT /api/assistant/skills/{name}", path: "/api/assistant/skills/keep", wrongType: `{"title":"Keep","body":7}`},
+		{pattern: "POST /api/node/nodes", wrongType: `{"name":7}`},
+		{pattern: "PATCH /api/node/nodes/{id}", path: "/api/node/nodes/" + ids["node"], wrongType: `{"name":7}`},
+		{pattern: "POST /api/node/nodes/{id}/memory", path: "/api/node/nodes/" + ids["node"] + "/memory", wrongType: `{"content":7}`},
+		{pattern: "POST /api/node/crews", wrongType: `{"title":"x","nodeIds":"keep"}`},
+		{pattern: "PATCH /api/node/rooms/{id}", path: "/api/node/rooms/" + ids["room"], wrongType: `{"title":7}`},
+		{pattern: "POST /api/node/rooms/{id}/nodes", path: "/api/node/rooms/" + ids["room"] + "/nodes", wrongType: `{"nodeId":7}`},
+		{pattern: "POST /api/node/rooms/{id}/messages", path: "/api/node/rooms/" + ids["room"] + "/messages", wrongType: `{"body":7}`},
+		{pattern: "POST /api/node/rooms/{id}/read", path: "/api/node/rooms/" + ids["room"] + "/read", wrongType: `{"seq":"1"}`},
+		{pattern: "POST /api/node/rooms/{id}/stop", path: "/api/node/rooms/" + ids["room"] + "/stop", wrongType: `{"scope":7}`},
+		{pattern: "POST /api/node/approvals/{messageId}", path: "/api/node/approvals/msg_nope", wrongType: `{"decision":7}`},
 		{pattern: "POST /api/keys", wrongType: `{"name":"x","canWrite":"yes"}`},
 		{pattern: "POST /api/pair", wrongType: `{"secret":7}`, via: "phone"},
 		{pattern: "PUT /api/settings/providers/{id}/key", path: "/api/settings/providers/anthropic/key", wrongType: `{"key":7}`},

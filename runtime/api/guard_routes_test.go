@@ -24,6 +24,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/models"
 	"github.com/ensemblework/ensemble/runtime/needs"
+	"github.com/ensemblework/ensemble/runtime/node"
 	"github.com/ensemblework/ensemble/runtime/sessions"
 	"github.com/ensemblework/ensemble/runtime/terminal"
 )
@@ -162,6 +163,9 @@ func fullFixture(t *testing.T) *fixture {
 		Log: slog.New(slog.DiscardHandler), Providers: func(p, base string) (models.Provider, error) {
 			return nil, fmt.Errorf("No model is reached in this test.")
 		}})
+	o.Nodes = node.New(node.Config{Store: f.store, Writer: w, Bus: f.bus, Assistant: o.Assistant, Records: f.api.records, Needs: o.Needs,
+		Log: slog.New(slog.DiscardHandler)}) // its turns are not started
+	t.Cleanup(o.Nodes.Close)
 	terms := terminal.New(terminal.Options{Max: 1, Home: dir}) // none is started
 	t.Cleanup(terms.Close)
 	o.Terminals = terms

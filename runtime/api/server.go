@@ -150,6 +150,7 @@ func (s *Server) Handler() http.Handler {
 	s.mountSessions(api)
 	s.mountTerminals(api)
 	s.mountAssistant(api)
+	s.mountNodes(api)
 	if s.opts.Assistant != nil {
 		// The MCP server of assistant turns on the person's plan: its own secret per turn, not the launch token.
 		mux.Handle("/mcp/assistant", s.opts.Assistant.PlanMCP())
