@@ -1,6 +1,7 @@
 // The hash routes: the board (""), a task's page (#/task/<id>, optionally /run/<job id>), the
 // screens of the left navigation (#/projects, #/pages, #/people, #/repos, #/sessions, each with an
-// optional record: #/projects/<id>, or #/projects/new for a new one), Needs me (#/needs) and
+// optional record: #/projects/<id>, or #/projects/new for a new one), Nodes (#/nodes, or a room:
+// #/nodes/<room id>), Needs me (#/needs) and
 // Settings (#/settings, or one of its sections: #/settings/assistant).
 
 /** The record screens, by their name in the address. */
@@ -12,11 +13,12 @@ export type Route =
   | { name: 'task'; id: string; run?: string }
   | { name: RecordScreen; id?: string }
   | { name: 'sessions'; id?: string }
+  | { name: 'nodes'; id?: string }
   | { name: 'needs' }
   | { name: 'settings'; section?: string };
 
 /** The navigation item a route belongs to: a task's page is the board's. */
-export type Screen = 'board' | RecordScreen | 'sessions' | 'needs' | 'settings';
+export type Screen = 'board' | RecordScreen | 'sessions' | 'nodes' | 'needs' | 'settings';
 
 export function screenOf(r: Route): Screen {
   return r.name === 'task' ? 'board' : r.name;
@@ -39,7 +41,7 @@ export function parseRoute(hash: string): Route {
   if (head === 'task' && id) {
     return parts[2] === 'run' && parts[3] ? { name: 'task', id, run: parts[3] } : { name: 'task', id };
   }
-  if (isRecordScreen(head) || head === 'sessions') return id ? { name: head, id } : { name: head };
+  if (isRecordScreen(head) || head === 'sessions' || head === 'nodes') return id ? { name: head, id } : { name: head };
   if (head === 'needs') return { name: 'needs' };
   if (head === 'settings') return id ? { name: 'settings', section: id } : { name: 'settings' };
   return { name: 'board' };

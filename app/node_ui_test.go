@@ -1,0 +1,95 @@
+package app
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestUINode opens the Node view: its first-node page with no nodes, a node made through the API
+// arriving live in the list, a message posted from the composer showing once in its DM, and the
+// node's answer (with no model, an owner-only error notice). Pictures at 1280 and 390 px.
+func TestNodeUI(t *testing.T) {
+	needUI(t)
+	rt := startTestRuntime(t)
+	browser := newBrowser(t)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
+	defer cancel()
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
+	press(t, ctx, `[data-nav="nodes"]`)
+	waitFor(t, ctx, "the first-node page", `location.hash === '#/nodes' && document.querySelector('#nodes-empty')?.textContent.includes('Make your first node')`)
+	screenshot(t, ctx, "node-empty-1280.png", 1280)
+
+	// A node made elsewhere (the API, as the command line would) arrives in the open view.
+	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
+	var n struct {
+		ID       string `json:"id"`
+		Slug     string `json:"slug"`
+		DMRoomID string `json:"dmRoomId"`
+	}
+	if err := c.do(ctx, "POST", "/api/node/nodes", map[string]any{"name": "Scout", "role": "researcher"}, &n); err != nil {
+		t.Fatal(err)
+	}
+	if n.DMRoomID == "" {
+		t.Fatalf("the node came without its DM: %+v", n)
+	}
+	row := `#node-list [data-node-id="` + n.ID + `"]`
+	waitFor(t, ctx, "the node in the list", `document.querySelector('`+row+`')?.textContent.includes('@`+n.Slug+`')`)
+
+	press(t, ctx, row)
+	waitFor(t, ctx, "its DM", `location.hash === '#/nodes/`+n.DMRoomID+`' && !!document.querySelector('.node-room[data-room-id="`+n.DMRoomID+`"] #node-input')`)
+	typeInto(t, ctx, "#node-input", "Hello Scout, what can you do?\n")
+	mine := `[...document.querySelectorAll('.node-msg.person:not([data-pending]) .node-bubble')].filter((b) => b.textContent === 'Hello Scout, what can you do?').length`
+	waitFor(t, ctx, "the message, posted", mine+` === 1`)
+	waitFor(t, ctx, "the composer, empty", `document.querySelector('#node-input').value === ''`)
+	// With no model the node's turn ends in a notice only its owner sees.
+	waitFor(t, ctx, "the node's answer", `!!document.querySelector('.node-notice[data-kind="error"], .node-msg.node:not([data-live]):not([data-kind])')`)
+
+	var got struct {
+		Messages []struct {
+			Author string `json:"author"`
+			Body   string `json:"body"`
+		} `json:"messages"`
+	}
+	if err := c.do(ctx, "GET", "/api/node/rooms/"+n.DMRoomID+"/messages", nil, &got); err != nil {
+		t.Fatal(err)
+	}
+	people := 0
+	for _, m := range got.Messages {
+		if m.Author == "person" {
+			people++
+		}
+	}
+	if people != 1 {
+		t.Fatalf("the room holds %d messages from the person, want 1: %+v", people, got.Messages)
+	}
+
+	screenshot(t, ctx, "node-1280.png", 1280)
+	// A phone: the room alone with a back button, then the list alone.
+	screenshot(t, ctx, "node-390.png", 390)
+	waitFor(t, ctx, "the list hidden on a phone", `getComputedStyle(document.querySelector('.node-side')).display === 'none'`)
+	press(t, ctx, `.node-room-head .node-back`)
+	waitFor(t, ctx, "the list on a phone", `location.hash === '#/nodes' && !!document.querySelector('`+row+`')`)
+	screenshot(t, ctx, "node-list-390.png", 390)
+
+	// The node's settings: its name changes, and the list follows.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
+	press(t, ctx, row)
+	press(t, ctx, `.node-settings-open`)
+	waitFor(t, ctx, "the settings", `!!document.querySelector('#node-settings #node-name')`)
+	if err := setInput(ctx, "#node-name", "Scout Prime"); err != nil {
+		t.Fatal(err)
+	}
+	press(t, ctx, `#node-save`)
+	waitFor(t, ctx, "the new name in the list", `document.querySelector('`+row+`')?.textContent.includes('Scout Prime')`)
+	screenshot(t, ctx, "node-settings-1280.png", 1280)
+	t.Log("node " + n.ID + " in room " + n.DMRoomID + ", " + strconv.Itoa(len(got.Messages)) + " messages")
+}
