@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -47,7 +48,7 @@ func TestNodeUI(t *testing.T) {
 	typeInto(t, ctx, "#node-input", "Hello Scout, what can you do?\n")
 	mine := `[...document.querySelectorAll('.node-msg.person:not([data-pending]) .node-bubble')].filter((b) => b.textContent === 'Hello Scout, what can you do?').length`
 	waitFor(t, ctx, "the message, posted", mine+` === 1`)
-	waitFor(t, ctx, "the composer, empty", `document.querySelector('#node-input').value === ''`)
+	waitFor(t, ctx, "the composer, empty", `document.querySelector('#node-input').value.trim() === ''`)
 	// With no model the node's turn ends in a notice only its owner sees.
 	waitFor(t, ctx, "the node's answer", `!!document.querySelector('.node-notice[data-kind="error"], .node-msg.node:not([data-live]):not([data-kind])')`)
 
@@ -92,4 +93,72 @@ func TestNodeUI(t *testing.T) {
 	waitFor(t, ctx, "the new name in the list", `document.querySelector('`+row+`')?.textContent.includes('Scout Prime')`)
 	screenshot(t, ctx, "node-settings-1280.png", 1280)
 	t.Log("node " + n.ID + " in room " + n.DMRoomID + ", " + strconv.Itoa(len(got.Messages)) + " messages")
+}
+
+// TestNodeUICard shows a node's card in two pages of its DM: Approve in one settles it in both
+// (node.message.updated), and a card answered where this page did not hear of it says so (409).
+func TestNodeUICard(t *testing.T) {
+	needUI(t)
+	rt := startTestRuntime(t)
+	browser := newBrowser(t)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
+	defer cancel()
+	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
+	var n struct {
+		ID       string `json:"id"`
+		DMRoomID string `json:"dmRoomId"`
+	}
+	if err := c.do(ctx, "POST", "/api/node/nodes", map[string]any{"name": "Planner"}, &n); err != nil {
+		t.Fatal(err)
+	}
+	// Two cards as a turn of the node leaves them (no model here writes one): each proposes a node.
+	card := func(id, name string) {
+		t.Helper()
+		data := `{"type":"node_proposal","status":"pending","nodeId":"` + n.ID + `","lane":"conv:` + n.DMRoomID + `:p","private":true,"byOwner":true,"action":"node","node":{"name":"` + name + `","role":"designer"},"reason":"A designer would review the screens."}`
+		now := time.Now().UTC().Format(time.RFC3339Nano)
+		_, err := rt.store.Writer().Exec(`INSERT INTO node_messages (id, room_id, seq, author, author_node_id, kind, body, data, visible_to, created_at, updated_at)
+			SELECT ?, id, next_seq, 'node', ?, 'approval', ?, ?, '["owner"]', ?, ? FROM node_rooms WHERE id = ?`,
+			id, n.ID, "Planner asks to make a node: "+name+".", data, now, now, n.DMRoomID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.store.Writer().Exec(`UPDATE node_rooms SET next_seq = next_seq + 1 WHERE id = ?`, n.DMRoomID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	card("msg_card_one", "Sketch")
+	card("msg_card_two", "Pixel")
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
+	second := newTab(t, browser)
+	ctx2, cancel2 := context.WithTimeout(second, browserTestTime)
+	defer cancel2()
+	for _, cx := range []context.Context{ctx, ctx2} {
+		if err := chromedp.Do(cx, chromedp.Navigate(rt.URL+"/#/nodes/"+n.DMRoomID)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, cx, "the live stream", `document.querySelector('#live')?.dataset.state === 'live'`)
+		waitFor(t, cx, "the cards", `document.querySelectorAll('.node-card[data-status="pending"] .card-approve').length === 2`)
+	}
+	screenshot(t, ctx, "node-card-1280.png", 1280)
+
+	one := `[data-message-id="msg_card_one"]`
+	press(t, ctx, one+` .card-approve`)
+	for _, cx := range []context.Context{ctx, ctx2} {
+		waitFor(t, cx, "the card, settled", `!!document.querySelector('`+one+` .node-card[data-status="approved"]') && !document.querySelector('`+one+` .card-approve')`)
+	}
+	waitFor(t, ctx2, "the new node in the second page's list", `[...document.querySelectorAll('#node-list .node-row')].some((r) => r.textContent.includes('Sketch'))`)
+
+	// The second card is answered where these pages did not hear of it: its button says why.
+	two := `[data-message-id="msg_card_two"]`
+	if _, err := rt.store.Writer().Exec(`UPDATE node_messages SET data = json_set(data, '$.status', 'discarded') WHERE id = 'msg_card_two'`); err != nil {
+		t.Fatal(err)
+	}
+	press(t, ctx2, two+` .card-approve`)
+	waitFor(t, ctx2, "the 409's sentence", `document.querySelector('`+two+` .node-card-note')?.textContent.includes('already discarded')`)
+	waitFor(t, ctx2, "the card as it is now", `!!document.querySelector('`+two+` .node-card[data-status="discarded"]') && !document.querySelector('`+two+` .card-approve')`)
+	screenshot(t, ctx2, "node-card-390.png", 390)
 }

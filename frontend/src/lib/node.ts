@@ -208,6 +208,7 @@ export const nodeApi = {
     request<Message>('POST', `/api/node/rooms/${enc(roomId)}/messages`, body),
   read: (roomId: string, seq: number) => request<unknown>('POST', `/api/node/rooms/${enc(roomId)}/read`, { seq }),
   stop: (roomId: string, scope: 'room' | 'all' = 'room') => request<unknown>('POST', `/api/node/rooms/${enc(roomId)}/stop`, { scope }),
+  message: (id: string) => request<Message>('GET', `/api/node/messages/${enc(id)}`),
   answer: (messageId: string, decision: 'approve' | 'discard') =>
     request<Message>('POST', `/api/node/approvals/${enc(messageId)}`, { decision }),
 };
