@@ -2,11 +2,15 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ensemblework/ensemble/runtime/events"
+	"github.com/ensemblework/ensemble/runtime/node"
 )
 
 // TestUINode opens the Node view: its first-node page with no nodes, a node made through the API
@@ -161,4 +165,75 @@ func TestNodeUICard(t *testing.T) {
 	waitFor(t, ctx2, "the 409's sentence", `document.querySelector('`+two+` .node-card-note')?.textContent.includes('already discarded')`)
 	waitFor(t, ctx2, "the card as it is now", `!!document.querySelector('`+two+` .node-card[data-status="discarded"]') && !document.querySelector('`+two+` .card-approve')`)
 	screenshot(t, ctx2, "node-card-390.png", 390)
+}
+
+// TestNodeUIStream plays a node's turn on the stream as the node package sends it (no model here
+// writes one): its status, a tool chip, its text as it comes, Stop while it thinks; and a message
+// in another node's DM counts as unread there.
+func TestNodeUIStream(t *testing.T) {
+	needUI(t)
+	rt := startTestRuntime(t)
+	browser := newBrowser(t)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
+	defer cancel()
+	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
+	type made struct {
+		ID       string `json:"id"`
+		DMRoomID string `json:"dmRoomId"`
+	}
+	var n, other made
+	if err := c.do(ctx, "POST", "/api/node/nodes", map[string]any{"name": "Writer", "role": "writer"}, &n); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.do(ctx, "POST", "/api/node/nodes", map[string]any{"name": "Tester", "role": "tester"}, &other); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.URL+"/#/nodes/"+n.DMRoomID)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the live stream", `document.querySelector('#live')?.dataset.state === 'live'`)
+	waitFor(t, ctx, "the DM", `!!document.querySelector('.node-room[data-room-id="`+n.DMRoomID+`"] .node-room-empty')`)
+
+	send := func(kind events.Kind, room string, data any) {
+		t.Helper()
+		b, err := json.Marshal(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt.bus.Publish(events.Event{At: time.Now(), Kind: kind, Subject: room, Data: b})
+	}
+	turn := "turn_live"
+	frame := func(typ, text string, tool any) {
+		f := map[string]any{"roomId": n.DMRoomID, "nodeId": n.ID, "turnId": turn, "private": false, "type": typ, "text": text}
+		if tool != nil {
+			f["tool"] = tool
+		}
+		send(node.KindFrame, n.DMRoomID, f)
+	}
+	send(node.KindStatus, n.DMRoomID, node.Status{RoomID: n.DMRoomID, NodeID: n.ID, State: "thinking", TurnID: turn})
+	waitFor(t, ctx, "thinking", `document.querySelector('.node-status')?.textContent.includes('Writer is thinking') && !!document.querySelector('#node-stop')`)
+	frame("tool", "", map[string]any{"callId": "c1", "name": "search_pages", "status": "running"})
+	frame("text", "Looking **into** it", nil)
+	frame("text", ", one moment.", nil)
+	frame("tool", "", map[string]any{"callId": "c1", "name": "search_pages", "status": "done", "summary": "Found 2 pages"})
+	waitFor(t, ctx, "the reply as it comes", `(() => {
+		const r = document.querySelector('.node-msg[data-live]');
+		return !!r && r.querySelector('.node-text strong')?.textContent === 'into' && r.textContent.includes('one moment.') &&
+			r.querySelector('.node-chip[data-status="done"]')?.textContent.includes('Found 2 pages');
+	})()`)
+
+	// A message in the other node's DM: its row counts it.
+	send(node.KindMessage, other.DMRoomID, node.Message{ID: "msg_elsewhere", RoomID: other.DMRoomID, Seq: 99, Author: "node", NodeID: other.ID, Kind: "text", Body: "The checks passed.", CreatedAt: time.Now()})
+	waitFor(t, ctx, "the unread count", `document.querySelector('#node-list [data-node-id="`+other.ID+`"] .node-unread')?.textContent === '1'`)
+	screenshot(t, ctx, "node-stream-1280.png", 1280)
+
+	press(t, ctx, "#node-stop")
+	waitFor(t, ctx, "the half reply gone", `!document.querySelector('.node-msg[data-live]')`)
+	send(node.KindStatus, n.DMRoomID, node.Status{RoomID: n.DMRoomID, NodeID: n.ID, State: "idle", TurnID: turn})
+	waitFor(t, ctx, "idle", `!document.querySelector('.node-status') && !document.querySelector('#node-stop')`)
+	screenshot(t, ctx, "node-stream-390.png", 390)
 }
