@@ -96,6 +96,37 @@ func TestNodeUI(t *testing.T) {
 	press(t, ctx, `#node-save`)
 	waitFor(t, ctx, "the new name in the list", `document.querySelector('`+row+`')?.textContent.includes('Scout Prime')`)
 	screenshot(t, ctx, "node-settings-1280.png", 1280)
+
+	// A blank node made in the page opens its DM; then a crew of both, led by the first.
+	press(t, ctx, `#node-new`)
+	press(t, ctx, `[data-template="blank"]`)
+	if err := setInput(ctx, "#node-create-name", "Quill"); err != nil {
+		t.Fatal(err)
+	}
+	if err := setInput(ctx, "#node-create-role", "writer"); err != nil {
+		t.Fatal(err)
+	}
+	press(t, ctx, `#node-create`)
+	waitFor(t, ctx, "the new node's DM", `document.querySelector('.node-room-title h2')?.textContent === 'Quill' && document.querySelectorAll('#node-list .node-row').length === 2`)
+	press(t, ctx, `#crew-new`)
+	if err := setInput(ctx, "#crew-title", "Press room"); err != nil {
+		t.Fatal(err)
+	}
+	press(t, ctx, `.crew-member input[value="`+n.ID+`"]`)
+	press(t, ctx, `.crew-member input:not(:checked)`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const el = document.querySelector('#crew-lead'); el.value = '`+n.ID+`'; return el.dispatchEvent(new Event('change', { bubbles: true })); })()`)); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "node-crew-new-1280.png", 1280)
+	press(t, ctx, `#crew-create`)
+	waitFor(t, ctx, "the crew's room", `document.querySelector('.node-room[data-kind="crew"] .node-room-title h2')?.textContent === 'Press room' && !!document.querySelector('#crew-list .node-row')`)
+	screenshot(t, ctx, "node-crew-1280.png", 1280)
+	// What was read in the open DM stays read: no count on its row after the lists are read again.
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the crew's room again", `!!document.querySelector('#crew-list .node-row') && !!document.querySelector('`+row+`')`)
+	waitFor(t, ctx, "no unread count on a read DM", `!document.querySelector('`+row+` .node-unread')`)
 	t.Log("node " + n.ID + " in room " + n.DMRoomID + ", " + strconv.Itoa(len(got.Messages)) + " messages")
 }
 
