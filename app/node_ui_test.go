@@ -30,6 +30,10 @@ func TestNodeUI(t *testing.T) {
 	press(t, ctx, `[data-nav="nodes"]`)
 	waitFor(t, ctx, "the first-node page", `location.hash === '#/nodes' && document.querySelector('#nodes-empty')?.textContent.includes('Make your first node')`)
 	screenshot(t, ctx, "node-empty-1280.png", 1280)
+	screenshot(t, ctx, "node-empty-390.png", 390)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
 
 	// A node made elsewhere (the API, as the command line would) arrives in the open view.
 	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
