@@ -181,7 +181,7 @@ export const nodeApi = {
     request<Bootstrap>('GET', '/api/node/bootstrap').then((b) => ({
       nodes: b.nodes ?? [],
       rooms: b.rooms ?? [],
-      templates: b.templates ?? [],
+      templates: (b.templates ?? []).map(templateOf).filter((t) => t.id),
       limits: b.limits ?? {},
     })),
   nodes: () => request<{ nodes: Node[] | null }>('GET', '/api/node/nodes').then((r) => r.nodes ?? []),
@@ -208,9 +208,27 @@ export const nodeApi = {
     request<Message>('POST', `/api/node/rooms/${enc(roomId)}/messages`, body),
   read: (roomId: string, seq: number) => request<unknown>('POST', `/api/node/rooms/${enc(roomId)}/read`, { seq }),
   stop: (roomId: string, scope: 'room' | 'all' = 'room') => request<unknown>('POST', `/api/node/rooms/${enc(roomId)}/stop`, { scope }),
+  message: (id: string) => request<Message>('GET', `/api/node/messages/${enc(id)}`),
   answer: (messageId: string, decision: 'approve' | 'discard') =>
     request<Message>('POST', `/api/node/approvals/${enc(messageId)}`, { decision }),
 };
+
+/** A template as the runtime lists it: {id, name, …}, or Go's field names while its list is not
+ * tagged for JSON yet. */
+function templateOf(t: Template | Record<string, unknown>): Template {
+  const r = t as Record<string, unknown>;
+  const s = (a: string, b: string) => String(r[a] ?? r[b] ?? '');
+  const av = (r.avatar ?? r.Avatar ?? {}) as Record<string, unknown>;
+  return {
+    id: s('id', 'ID'),
+    name: s('name', 'Name'),
+    slug: s('slug', 'Slug'),
+    role: s('role', 'Role'),
+    summary: s('summary', 'Summary'),
+    charter: s('charter', 'Charter'),
+    avatar: { shape: String(av.shape ?? av.Shape ?? 'orb'), color: String(av.color ?? av.Color ?? ''), eyes: String(av.eyes ?? av.Eyes ?? '') },
+  };
+}
 
 /** A fresh id for a message being sent: a retry of the same message sends the same one. */
 export function newClientId(): string {

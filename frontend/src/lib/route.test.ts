@@ -10,6 +10,8 @@ describe('routes', () => {
     ['#/task/tsk_1', { name: 'task', id: 'tsk_1' }],
     ['#task/tsk_1', { name: 'task', id: 'tsk_1' }],
     ['#/task/tsk_1/run/job_9', { name: 'task', id: 'tsk_1', run: 'job_9' }],
+    ['#/nodes', { name: 'nodes' }],
+    ['#/nodes/room_1', { name: 'nodes', id: 'room_1' }],
     ['#/task/a%20b', { name: 'task', id: 'a b' }],
     ['#/task/%E0%A4%A', { name: 'task', id: '%E0%A4%A' }],
     ['#/needs', { name: 'needs' }],
