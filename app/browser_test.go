@@ -42,9 +42,23 @@ func needUI(t testing.TB) {
 	t.Skip("the web UI is not built (make ui)")
 }
 
-// newBrowser starts headless Chromium with the flags this offline machine needs.
+// newBrowser starts headless Chromium with the flags this offline machine needs. A start that
+// fails is tried once more: under a loaded CI machine Debian's launcher now and then exits before
+// Chromium prints its DevTools address (its /dev/shm check reads two mounts from a test's
+// namespace), which says nothing about the page under test.
 func newBrowser(t testing.TB) context.Context {
 	t.Helper()
+	ctx, err := startBrowser(t)
+	if err != nil {
+		t.Logf("start Chromium: %v; trying once more", err)
+		if ctx, err = startBrowser(t); err != nil {
+			t.Fatalf("start Chromium: %v", err)
+		}
+	}
+	return ctx
+}
+
+func startBrowser(t testing.TB) (context.Context, error) {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(needBrowser(t)),
 		chromedp.Flag("headless", true),
@@ -52,20 +66,23 @@ func newBrowser(t testing.TB) context.Context {
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
 	// Start Chromium on this context, which lives as long as the test: the first action on a
 	// chromedp context starts the browser under the context it is given, and a test's own context
 	// with a deadline would take the browser down with it when it ends, before a failing test
 	// could show its page.
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start Chromium: %v", err)
+		cancel()
+		cancelAlloc()
+		return nil, err
 	}
-	return ctx
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	return ctx, nil
 }
 
 func startTestRuntime(t testing.TB) *Runtime {
