@@ -19,13 +19,15 @@ import (
 // package asks the owner through a method, so a column change stays inside one package. Every
 // table runtime/store/migrations creates is listed here, once.
 var owners = map[string][]string{
-	"runtime/records":     {"spaces", "projects", "people", "repos", "tasks", "pages", "files", "search_docs", "search_fts"},
-	"runtime/ledger":      {"ledger_groups", "ledger_changes"},
-	"runtime/events":      {"events"},
-	"runtime/needs":       {"decisions"},
-	"runtime/jobs":        {"jobs", "job_settings"},
-	"runtime/sessions":    {"session_deletions", "session_choices", "session_cleanup"},
-	"runtime/node":        {"node_agents", "node_rooms", "node_room_members", "node_messages", "node_turns", "node_memories"},
+	"runtime/records":  {"spaces", "projects", "people", "repos", "tasks", "pages", "files", "search_docs", "search_fts"},
+	"runtime/ledger":   {"ledger_groups", "ledger_changes"},
+	"runtime/events":   {"events"},
+	"runtime/needs":    {"decisions"},
+	"runtime/jobs":     {"jobs", "job_settings"},
+	"runtime/sessions": {"session_deletions", "session_choices", "session_cleanup"},
+	"runtime/node": {"node_agents", "node_rooms", "node_room_members", "node_messages", "node_turns", "node_memories",
+		"node_runs", "node_session_events", "node_missions", "node_steps", "node_attempts", "node_outbox", "node_claims",
+		"node_routines", "node_routine_runs", "node_hook_deliveries"},
 	"runtime/assistant":   {"assistant_conversations", "assistant_messages", "assistant_settings", "assistant_proposals", "assistant_workflows"},
 	"runtime/skills":      {"skills"},
 	"runtime/secrets":     {"secrets", "secret_seal_seen"},

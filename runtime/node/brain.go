@@ -56,6 +56,10 @@ func (s *Service) runTurn(rt *runningTurn) {
 		}
 	}
 	text := frame(r, n, msgs, t)
+	tools := toolsFor(t, r, n, text) // from the words asked, not the work board's
+	if isConvLane(t.Lane) {
+		text = joinNotes(text, s.taskBoard(ctx, n))
+	}
 	provider, model, effort := s.modelFor(ctx, n)
 	s.live(KindStatus, r.ID, Status{RoomID: r.ID, NodeID: n.ID, State: "thinking", Private: t.Private, TurnID: t.ID})
 	defer s.live(KindStatus, r.ID, Status{RoomID: r.ID, NodeID: n.ID, State: "idle", Private: t.Private, TurnID: t.ID})
@@ -63,7 +67,7 @@ func (s *Service) runTurn(rt *runningTurn) {
 		Agent: &assistant.Agent{
 			Actor:        ledger.Actor{Kind: ledger.Node, ID: n.ID, Name: n.Name},
 			Instructions: s.persona(ctx, n, r, t),
-			Tools:        toolsFor(t, r, n, text),
+			Tools:        tools,
 			Without:      replacedTools,
 			Preview:      !t.ByOwner,
 			Turn:         &turnCtx{s: s, rt: rt, node: n, room: r},
@@ -72,10 +76,9 @@ func (s *Service) runTurn(rt *runningTurn) {
 	s.finish(rt, n, r, reply, err)
 }
 
-// replacedTools are the assistant's tools a node does without. The session tools of spec 002 §8
-// replace hub_assign_to_agent and hub_list_agent_sessions; until nodes drive sessions themselves
-// they keep the assistant's, so a node can still hand coding to the person's agent.
-var replacedTools []string
+// replacedTools are the assistant's tools a node does without: the session tools of spec 002 §8
+// (sessiontools.go) replace hub_assign_to_agent and hub_list_agent_sessions.
+var replacedTools = []string{"hub_assign_to_agent", "hub_list_agent_sessions"}
 
 // thread is the assistant conversation and read cursor of the turn's thread, made on first use.
 func (s *Service) thread(ctx context.Context, t Turn) (conv string, seen int64, err error) {
@@ -177,7 +180,7 @@ func (s *Service) finish(rt *runningTurn, n Node, r Room, reply assistant.Reply,
 	switch {
 	case s.life.Err() != nil:
 		return // the runtime is stopping: the next start reruns or resumes the turn
-	case errors.Is(cause, errMerged):
+	case errors.Is(cause, errMerged), errors.Is(cause, errWithdrawn):
 		s.endTurn(t, TurnAborted, cause.Error())
 		return
 	case errors.Is(cause, errStopped):
@@ -196,6 +199,11 @@ func (s *Service) finish(rt *runningTurn, n Node, r Room, reply assistant.Reply,
 		if !isConvLane(t.Lane) {
 			if err := s.reportTx(tx, t, n, text, reply.Tools); err != nil {
 				return err
+			}
+			if !rt.parked.Load() {
+				if err := s.routineEndTx(tx, t, n, text, ""); err != nil {
+					return err
+				}
 			}
 		} else if text != "" && !strings.EqualFold(strings.Trim(text, " ."), strings.Trim(noReply, " .")) && !rt.parked.Load() {
 			if err := s.postReplyTx(tx, t, n, r, text, reply.Tools); err != nil {
@@ -328,6 +336,9 @@ func (s *Service) failed(rt *runningTurn, n Node, r Room, cause error) {
 				return err
 			}
 		} else if err := s.reportTx(tx, t, n, "It could not finish: "+msg, nil); err != nil {
+			return err
+		}
+		if err := s.routineEndTx(tx, t, n, "", msg); err != nil {
 			return err
 		}
 		return endTurnTx(tx, t.ID, TurnFailed, msg)

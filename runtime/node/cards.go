@@ -20,7 +20,7 @@ import (
 // It is settled once, by compare-and-set on its status, from whichever client answers first; its
 // Needs me mirror settles with it.
 type Card struct {
-	Type   string `json:"type"`   // tools, node_proposal, crew_add
+	Type   string `json:"type"`   // tools, node_proposal, crew_add, session
 	Status string `json:"status"` // pending, applying, approved, discarded, expired
 	NodeID string `json:"nodeId"`
 	TurnID string `json:"turnId"`
@@ -41,6 +41,9 @@ type Card struct {
 	AddNode string   `json:"addNodeId,omitempty"`
 	Handle  string   `json:"handle,omitempty"`
 	Reason  string   `json:"reason,omitempty"`
+
+	// An agent session's start or message, held for the owner (autonomy.computerWork: ask).
+	Session *SessionCall `json:"session,omitempty"`
 
 	DecisionID string     `json:"decisionId,omitempty"`
 	Result     string     `json:"result,omitempty"`
@@ -264,6 +267,8 @@ func (s *Service) cardWork(ctx context.Context, c Card, decision string) (string
 			return "", err
 		}
 		return fmt.Sprintf("Made the node %s (@%s), with its own DM.", n.Name, n.Slug), nil
+	case "session":
+		return s.sessionCardWork(ctx, c)
 	case "crew_add":
 		r, err := s.AddToCrew(ctx, c.RoomID, c.AddNode)
 		if err != nil {

@@ -61,6 +61,9 @@ func (s *Service) delegate(ctx context.Context, c *turnCtx, in delegateIn) (tool
 
 // reportTx ends a work turn: its result wakes the node that delegated it, in its lane.
 func (s *Service) reportTx(tx *ledger.Tx, t Turn, n Node, text string, rows []assistant.ToolRow) error {
+	if err := s.stepTurnEndedTx(tx, t); err != nil {
+		return err
+	}
 	if t.ReportTo == nil {
 		return nil
 	}

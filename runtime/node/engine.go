@@ -27,6 +27,11 @@ func (s *Service) Start(ctx context.Context) error {
 		defer s.wg.Done()
 		s.loop()
 	}()
+	s.watchTasks()
+	s.startRunWatch(ctx)
+	s.startRoutines()
+	s.watchRuns()
+	s.sweepOutbox()
 	return nil
 }
 

@@ -163,3 +163,18 @@ func (f *fixture) tasks() []records.Task {
 	}
 	return ts
 }
+
+// endedMission waits for the one mission there is to end and for the turns after it to settle.
+func (f *fixture) endedMission() Mission {
+	f.t.Helper()
+	var m Mission
+	f.waitFor("the mission to end", func() bool {
+		var id string
+		f.st.Reader().QueryRow("SELECT id FROM node_missions").Scan(&id)
+		var err error
+		m, err = f.svc.Mission(context.Background(), id)
+		return err == nil && m.ended()
+	})
+	f.settle()
+	return m
+}

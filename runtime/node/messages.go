@@ -83,20 +83,7 @@ func scanMessage(sc scanner) (Message, error) {
 }
 
 func (s *Service) queryMessages(ctx context.Context, db querier, where string, args ...any) ([]Message, error) {
-	rows, err := db.QueryContext(ctx, "SELECT "+msgCols+" FROM node_messages "+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("node: read messages: %w", err)
-	}
-	defer rows.Close()
-	out := []Message{}
-	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return nil, fmt.Errorf("node: read messages: %w", err)
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db, "read messages", "SELECT "+msgCols+" FROM node_messages "+where, args, scanMessage)
 }
 
 // Messages lists a room's messages in order.

@@ -14,10 +14,13 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/assistant"
 	"github.com/ensemblework/ensemble/runtime/events"
+	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/sessions"
 	"github.com/ensemblework/ensemble/runtime/store"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // Limits of spec 002 §3, §5.1 and §10.
@@ -50,8 +53,14 @@ type Config struct {
 	Records   *records.Service
 	// Needs mirrors the node's cards on Needs me; nil, cards are answered in the chat only.
 	Needs *needs.Service
-	Now   func() time.Time
-	Log   *slog.Logger
+	// Jobs runs the person's coding agents: the sessions nodes drive and their plans' steps (spec
+	// 002 §8); nil, nodes have no session tools. Sessions lists and scores agent sessions, Runs
+	// checks agents and fills run profiles; either may be nil.
+	Jobs     *jobs.Service
+	Sessions *sessions.Service
+	Runs     tools.Runs
+	Now      func() time.Time
+	Log      *slog.Logger
 	// Talk and Work are the conversation and work turns that run at once; PerNode the work turns
 	// one node runs at once. Zero takes the defaults (4, 4, 3).
 	Talk, Work, PerNode int
@@ -59,6 +68,10 @@ type Config struct {
 	CardWait time.Duration
 	// RetryDelays overrides RetryDelays (tests).
 	RetryDelays []time.Duration
+	// AssignGrace overrides AssignGrace, the wait before a task's turn (tests).
+	AssignGrace time.Duration
+	// RoutineTick overrides RoutineTick (tests).
+	RoutineTick time.Duration
 }
 
 // Service keeps the nodes, their rooms and messages, and runs their turns.
@@ -71,6 +84,8 @@ type Service struct {
 	mu      sync.Mutex                 // guards the following
 	running map[string]*runningTurn    // by lane
 	waits   map[string]chan cardAnswer // a card's waiting call, by card message id
+
+	sessMu sync.Mutex // orders the changes to agent sessions' queues (sessions.go)
 
 	life    context.Context
 	endLife context.CancelFunc

@@ -135,20 +135,7 @@ func (s *Service) Nodes(ctx context.Context) ([]Node, error) {
 }
 
 func (s *Service) queryNodes(ctx context.Context, db querier, where string, args ...any) ([]Node, error) {
-	rows, err := db.QueryContext(ctx, "SELECT "+nodeCols+" FROM node_agents n "+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("node: list nodes: %w", err)
-	}
-	defer rows.Close()
-	out := []Node{}
-	for rows.Next() {
-		n, err := scanNode(rows)
-		if err != nil {
-			return nil, fmt.Errorf("node: list nodes: %w", err)
-		}
-		out = append(out, n)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db, "list nodes", "SELECT "+nodeCols+" FROM node_agents n "+where, args, scanNode)
 }
 
 // Node returns one node by id or handle, or a not-found problem.
@@ -392,6 +379,7 @@ func (s *Service) Update(ctx context.Context, ref string, c NodeChange) (Node, e
 	}
 	if pausing {
 		s.stopNode(n.ID)
+		s.stopNodeRuns(ctx, n.ID)
 	}
 	s.wake()
 	return s.Node(ctx, n.ID)
@@ -524,5 +512,5 @@ func (s *Service) Delete(ctx context.Context, ref string) error {
 			s.log.Info("node: delete a conversation of a deleted node", "conversation", c, "err", err)
 		}
 	}
-	return nil
+	return s.unassignTasks(ctx, n.ID, "")
 }

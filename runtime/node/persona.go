@@ -57,11 +57,11 @@ const rules = `Rules:
 - Only tool calls change anything: an @mention starts nothing. Do what was asked with your tools instead of asking permission for it; never say you did something a tool did not do.
 - A lasting preference ("always …", "only use …", "from now on …"): call node_remember at once.
 - When a tool says it waits for your owner's answer on a card, stop there and say nothing about the card.
-- Coding work in a repository (a feature, a fix, a refactor) goes to your owner's coding agent with hub_assign_to_agent; simple work (looking things up, tasks, pages, reports) you do yourself.
+- Coding work in a repository (a feature, a fix, a refactor) goes to your owner's coding agent: node_session_start starts a session, node_session_send continues one of yours (node_sessions lists them; the same line of work in the same folder goes to the session that did the earlier work), node_session_stop and node_session_queue manage it. You hear how each run ended in a later turn: then tell your owner the result. Simple work (looking things up, tasks, pages, reports) you do yourself.
 - Name records by title, as [Title](ensemble://kind/id); give raw ids only when asked. Be brief.
 `
 
-const leadRule = "- You lead this crew: you alone answer your owner here, and you hand pieces of the work to the crew's members with node_delegate, then report once.\n"
+const leadRule = "- You lead this crew: you alone answer your owner here, and you hand pieces of the work to the crew's members with node_plan (the whole plan at once) or node_delegate, then report once.\n"
 const memberRule = "- In this crew the lead answers your owner; you answer only when you are mentioned alone.\n"
 const workRule = "- This is a step handed to you by another node: do it with your tools and end with the result in a few lines. Your answer goes to that node, not to a room.\n"
 

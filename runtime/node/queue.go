@@ -121,20 +121,7 @@ func scanTurn(sc scanner) (Turn, error) {
 }
 
 func (s *Service) queryTurns(ctx context.Context, db querier, where string, args ...any) ([]Turn, error) {
-	rows, err := db.QueryContext(ctx, "SELECT "+turnCols+" FROM node_turns "+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("node: read turns: %w", err)
-	}
-	defer rows.Close()
-	var out []Turn
-	for rows.Next() {
-		t, err := scanTurn(rows)
-		if err != nil {
-			return nil, fmt.Errorf("node: read turns: %w", err)
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db, "read turns", "SELECT "+turnCols+" FROM node_turns "+where, args, scanTurn)
 }
 
 // Turns lists a node's most recent turns, newest first.

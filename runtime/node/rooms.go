@@ -388,10 +388,14 @@ func (s *Service) DeleteRoom(ctx context.Context, id string) error {
 		return problem.Invalid("A DM goes with its node; delete the node to remove it.")
 	}
 	s.stopRoom(id)
-	return s.cfg.Writer.Exec(ctx, func(t *ledger.Tx) error {
+	err = s.cfg.Writer.Exec(ctx, func(t *ledger.Tx) error {
 		if _, err := t.ExecContext(t.Context(), "DELETE FROM node_rooms WHERE id = ?", id); err != nil {
 			return fmt.Errorf("node: delete room: %w", err)
 		}
 		return t.Emit(KindRoom, id, RoomChanged{ID: id, Change: "deleted"})
 	})
+	if err != nil || r.Kind != RoomCrew {
+		return err
+	}
+	return s.unassignTasks(ctx, "", id)
 }

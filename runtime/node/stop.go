@@ -23,7 +23,8 @@ func stopCommand(body string) (scope string, ok bool) {
 }
 
 // Stop stops the nodes' work in a room, or everywhere, without a model (spec 002 §6.4): the
-// replies in progress and the turns queued. The owner gets one private status line.
+// replies in progress, the turns queued, the plans made there and the agent runs started there.
+// The owner gets one private status line.
 func (s *Service) Stop(ctx context.Context, roomID, scope string) (Message, error) {
 	if _, err := s.Room(ctx, roomID); err != nil {
 		return Message{}, err
@@ -47,6 +48,7 @@ func (s *Service) stop(ctx context.Context, roomID, scope string, p *Post) (Mess
 	} else {
 		queued = s.dropQueued("room_id = ?", roomID)
 	}
+	plans, runs := s.stopWork(ctx, roomID, scope)
 	var first Message
 	err := s.cfg.Writer.Exec(ctx, func(t *ledger.Tx) error {
 		if p != nil {
@@ -56,7 +58,7 @@ func (s *Service) stop(ctx context.Context, roomID, scope string, p *Post) (Mess
 			}
 			first = m
 		}
-		line := stoppedLine(running, queued)
+		line := stoppedLine(running, queued, plans, runs)
 		m, err := s.insertMessageTx(t, Message{RoomID: roomID, Author: AuthorSystem, Kind: KindStatusLn, Body: line, Private: true})
 		if p == nil {
 			first = m
@@ -66,16 +68,25 @@ func (s *Service) stop(ctx context.Context, roomID, scope string, p *Post) (Mess
 	return first, err
 }
 
-func stoppedLine(running, queued int) string {
-	if running+queued == 0 {
+func stoppedLine(running, queued, plans, runs int) string {
+	if running+queued+plans+runs == 0 {
 		return "Nothing was running here, so there was nothing to stop."
 	}
 	var parts []string
+	if plans > 0 {
+		parts = append(parts, plural(plans, "plan", "plans"))
+	}
+	if runs > 0 {
+		parts = append(parts, plural(runs, "agent run", "agent runs"))
+	}
 	if running > 0 {
 		parts = append(parts, plural(running, "reply in progress", "replies in progress"))
 	}
 	if queued > 0 {
 		parts = append(parts, plural(queued, "queued turn", "queued turns"))
+	}
+	if len(parts) > 1 {
+		parts = []string{strings.Join(parts[:len(parts)-1], ", "), parts[len(parts)-1]}
 	}
 	return "Stopped " + strings.Join(parts, " and ") + ". What was already done stays."
 }
@@ -93,7 +104,22 @@ func (s *Service) pausedTx(t *ledger.Tx, n Node) error {
 	t.QueryRowContext(t.Context(), "SELECT count(*) FILTER (WHERE status = 'running'), count(*) FILTER (WHERE status = 'queued') FROM node_turns WHERE node_id = ?", n.ID).Scan(&running, &queued)
 	line := "Paused. Nothing was running."
 	if running+queued > 0 {
-		line = "Paused: " + strings.TrimPrefix(stoppedLine(running, queued), "Stopped ")
+		line = "Paused: " + strings.TrimPrefix(stoppedLine(running, queued, 0, 0), "Stopped ")
+	}
+	runs, dropped, err := s.pauseRunsTx(t, n.ID)
+	if err != nil {
+		return err
+	}
+	if len(runs) > 0 || dropped > 0 {
+		if running+queued == 0 {
+			line = "Paused."
+		}
+		if len(runs) > 0 {
+			line += fmt.Sprintf(" Stopped %s in your coding agent: %s.", plural(len(runs), "run", "runs"), strings.Join(runs, ", "))
+		}
+		if dropped > 0 {
+			line += fmt.Sprintf(" Took %s out of its sessions' queues.", plural(dropped, "queued message", "queued messages"))
+		}
 	}
 	if _, err := t.ExecContext(t.Context(), "UPDATE node_turns SET status = 'stopped', ended_at = ? WHERE node_id = ? AND status = 'queued'",
 		store.Stamp(t.Now()), n.ID); err != nil {
@@ -103,6 +129,6 @@ func (s *Service) pausedTx(t *ledger.Tx, n Node) error {
 	if n.DMRoomID == "" {
 		return nil
 	}
-	_, err := s.insertMessageTx(t, Message{RoomID: n.DMRoomID, Author: AuthorNode, NodeID: n.ID, Kind: KindStatusLn, Body: line})
+	_, err = s.insertMessageTx(t, Message{RoomID: n.DMRoomID, Author: AuthorNode, NodeID: n.ID, Kind: KindStatusLn, Body: line})
 	return err
 }

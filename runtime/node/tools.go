@@ -29,7 +29,7 @@ const (
 // actingTools are the node tools that change something: a turn that ran one is resumed after a
 // restart, never run again.
 var actingTools = map[string]bool{ToolRemember: true, ToolPost: true, ToolCreate: true, ToolCreateGroup: true,
-	ToolCrewAdd: true, ToolDelegate: true}
+	ToolCrewAdd: true, ToolDelegate: true, ToolRoutines: true, ToolPlan: true, ToolStepReport: true, ToolStepBlocked: true}
 
 // ownerOnly are offered only in turns the owner started.
 var ownerOnly = map[string]bool{ToolRemember: true, ToolCreate: true, ToolCreateGroup: true, ToolCrewAdd: true}
@@ -42,8 +42,10 @@ func toolsFor(t Turn, r Room, n Node, text string) []string {
 	carryOn := t.Reason != ReasonMessage
 	aboutNodes := carryOn || nodeWordsRe.MatchString(text)
 	var out []string
-	for _, name := range []string{ToolRemember, ToolPost, ToolOverview, ToolCreate, ToolCreateGroup, ToolCrewAdd, ToolDelegate} {
+	for _, name := range []string{ToolRemember, ToolPost, ToolOverview, ToolCreate, ToolCreateGroup, ToolCrewAdd, ToolDelegate, ToolRoutines} {
 		switch {
+		case name == ToolRoutines && (!offersRoutines(t, r) || !carryOn && !routineWordsRe.MatchString(text)):
+			continue
 		case ownerOnly[name] && !t.ByOwner:
 			continue
 		case name == ToolDelegate && (!isConvLane(t.Lane) || r.Kind != RoomCrew || r.Lead != n.ID):
@@ -55,7 +57,10 @@ func toolsFor(t Turn, r Room, n Node, text string) []string {
 		}
 		out = append(out, name)
 	}
-	return out
+	if t.ByOwner {
+		out = append(out, sessionTools...) // where only the owner reads: every room here is the owner's alone
+	}
+	return append(out, planToolsFor(t, r, n)...)
 }
 
 var (
@@ -110,7 +115,7 @@ func Tools() []tools.Tool {
 	read := func(name, desc string) tools.Tool {
 		return tools.Tool{Name: name, Description: desc, Area: assistant.AgentArea, Risk: tools.RiskLow}
 	}
-	return []tools.Tool{
+	return append([]tools.Tool{
 		tools.Define(read(ToolRemember, "Keep a short lasting fact or preference your owner gave you (\"always …\", \"only use …\"); later turns see it. Call it at once when they state one."),
 			tools.Typed[rememberIn]{Run: func(ctx context.Context, tc *tools.ToolContext, in rememberIn) (tools.Result, error) {
 				c, err := turnOf(tc)
@@ -174,7 +179,8 @@ func Tools() []tools.Tool {
 				}
 				return c.s.delegate(ctx, c, in)
 			}}),
-	}
+		routinesTool(read),
+	}, append(SessionTools(), planTools()...)...)
 }
 
 // nodePost posts the node's message in another room it is in.

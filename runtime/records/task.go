@@ -13,22 +13,29 @@ import (
 
 // Task is a piece of work: what it is, where it stands, whose it is, and its Markdown page.
 type Task struct {
-	ID        string     `json:"id"`
-	SpaceID   string     `json:"spaceId"`
-	ProjectID *string    `json:"projectId"`
-	Title     string     `json:"title"`
-	Status    Status     `json:"status"`
-	Priority  string     `json:"priority"`
-	Due       *string    `json:"due"`
-	Labels    []string   `json:"labels"`
-	OwnerID   *string    `json:"ownerId"`
-	People    []string   `json:"people"`
-	RepoID    *string    `json:"repoId"`
-	Page      string     `json:"page"`
-	Position  float64    `json:"position"`
-	CreatedAt time.Time  `json:"createdAt"`
-	UpdatedAt time.Time  `json:"updatedAt"`
-	DeletedAt *time.Time `json:"deletedAt"`
+	ID        string   `json:"id"`
+	SpaceID   string   `json:"spaceId"`
+	ProjectID *string  `json:"projectId"`
+	Title     string   `json:"title"`
+	Status    Status   `json:"status"`
+	Priority  string   `json:"priority"`
+	Due       *string  `json:"due"`
+	Labels    []string `json:"labels"`
+	OwnerID   *string  `json:"ownerId"`
+	// AssigneeNodeID and AssigneeRoomID say the task is with one of the person's nodes or crews
+	// (spec 002 §6.6): at most one is set, and then OwnerID is not.
+	AssigneeNodeID *string `json:"assigneeNodeId"`
+	AssigneeRoomID *string `json:"assigneeRoomId"`
+	// NodeAssignee names that node or crew. Records never fill it: they do not know nodes; the
+	// API fills it from the node package.
+	NodeAssignee *NodeAssignee `json:"nodeAssignee,omitempty"`
+	People       []string      `json:"people"`
+	RepoID       *string       `json:"repoId"`
+	Page         string        `json:"page"`
+	Position     float64       `json:"position"`
+	CreatedAt    time.Time     `json:"createdAt"`
+	UpdatedAt    time.Time     `json:"updatedAt"`
+	DeletedAt    *time.Time    `json:"deletedAt"`
 }
 
 // TaskInput is a new task or a change to one; unset fields are left alone.
@@ -40,10 +47,14 @@ type TaskInput struct {
 	Labels    Opt[[]string] `json:"labels,omitzero"`
 	ProjectID Opt[*string]  `json:"projectId,omitzero"`
 	OwnerID   Opt[*string]  `json:"ownerId,omitzero"`
-	People    Opt[[]string] `json:"people,omitzero"`
-	RepoID    Opt[*string]  `json:"repoId,omitzero"`
-	Page      Opt[string]   `json:"page,omitzero"`
-	Position  Opt[float64]  `json:"position,omitzero"`
+	// AssigneeNodeID or AssigneeRoomID gives the task to a node or a crew; setting OwnerID (to a
+	// person or to nobody) takes it back. The caller checks that the node or crew exists.
+	AssigneeNodeID Opt[*string]  `json:"assigneeNodeId,omitzero"`
+	AssigneeRoomID Opt[*string]  `json:"assigneeRoomId,omitzero"`
+	People         Opt[[]string] `json:"people,omitzero"`
+	RepoID         Opt[*string]  `json:"repoId,omitzero"`
+	Page           Opt[string]   `json:"page,omitzero"`
+	Position       Opt[float64]  `json:"position,omitzero"`
 }
 
 // Priorities lists the task priorities, lowest first.
@@ -67,6 +78,7 @@ func decodeTask(r ledger.Row) Task {
 		ID: r.Str("id"), SpaceID: r.Str("space_id"), ProjectID: r.NullStr("project_id"),
 		Title: r.Str("title"), Status: Status(r.Str("status")), Priority: r.Str("priority"),
 		Due: r.NullStr("due"), Labels: stringList(r.Str("labels")), OwnerID: r.NullStr("owner_id"),
+		AssigneeNodeID: r.NullStr("assignee_node_id"), AssigneeRoomID: r.NullStr("assignee_room_id"),
 		People: stringList(r.Str("people")), RepoID: r.NullStr("repo_id"), Page: r.Str("page"),
 		Position: r.Float("position"), CreatedAt: store.ReadTime(r.Str("created_at")),
 		UpdatedAt: store.ReadTime(r.Str("updated_at")), DeletedAt: parseNullStamp(r, "deleted_at"),
@@ -186,6 +198,9 @@ func (b *Batch) taskRow(in TaskInput, cur *Task) (ledger.Row, error) {
 		row["position"] = in.Position.V
 	}
 	if err := b.taskLinks(in, row); err != nil {
+		return nil, err
+	}
+	if err := taskAssignee(in, row); err != nil {
 		return nil, err
 	}
 	return row, nil
