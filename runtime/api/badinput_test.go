@@ -48,10 +48,14 @@ var bodylessRoutes = []string{
 	"POST /api/assistant/conversations/{id}/apply-all",
 	"POST /api/pair/links",
 	"POST /api/pair/rotate",
+	"POST /api/node/routines/{id}/run",
+	"POST /api/node/routines/{id}/token",
+	"POST /api/node/plans/{id}/stop",
 }
 
-// formRoutes read an HTML form's body, not JSON: the sign-in page's (TestSigninCodeLifetime).
-var formRoutes = []string{"POST /auth/signin"}
+// formRoutes read a body that is not JSON: the sign-in page's form (TestSigninCodeLifetime), and a
+// routine's webhook, whose body is any text kept for the node (TestRoutineWebhookOnce).
+var formRoutes = []string{"POST /auth/signin", "POST /api/node/hooks/routines/{id}"}
 
 // TestBadBodiesEveryRoute sends every route that reads a JSON body malformed JSON, an unknown field,
 // a wrong type, null, a list, a string, a body over its cap, and what encoding/json would take
@@ -89,6 +93,11 @@ func TestBadBodiesEveryRoute(t *testing.T) {
 		t.Fatalf("POST /api/node/nodes: %d %v", code, out)
 	}
 	ids["node"], ids["room"] = out["id"].(string), out["dmRoomId"].(string)
+	code, out = f.call(t, "POST", "/api/node/routines", `{"nodeId":"keep","instruction":"Keep me.","trigger":{"kind":"schedule","cron":"0 9 * * *"}}`)
+	if code != http.StatusCreated {
+		t.Fatalf("POST /api/node/routines: %d %v", code, out)
+	}
+	ids["routine"] = out["id"].(string)
 	code, out = f.call(t, "POST", "/api/keys", `{"name":"editor","canWrite":true}`)
 	key, _ := out["secret"].(string)
 	if code != http.StatusCreated || key == "" {
@@ -127,6 +136,11 @@ func TestBadBodiesEveryRoute(t *testing.T) {
 		{pattern: "POST /api/node/rooms/{id}/read", path: "/api/node/rooms/" + ids["room"] + "/read", wrongType: `{"seq":"1"}`},
 		{pattern: "POST /api/node/rooms/{id}/stop", path: "/api/node/rooms/" + ids["room"] + "/stop", wrongType: `{"scope":7}`},
 		{pattern: "POST /api/node/approvals/{messageId}", path: "/api/node/approvals/msg_nope", wrongType: `{"decision":7}`},
+		{pattern: "POST /api/node/sessions/{id}/control", path: "/api/node/sessions/job_nope/control", wrongType: `{"action":7}`},
+		{pattern: "POST /api/node/sessions/{id}/queue", path: "/api/node/sessions/job_nope/queue", wrongType: `{"order":"a"}`},
+		{pattern: "POST /api/node/sessions/{id}/hand-over", path: "/api/node/sessions/job_nope/hand-over", wrongType: `{"nodeId":7}`},
+		{pattern: "POST /api/node/routines", wrongType: `{"instruction":7}`},
+		{pattern: "PATCH /api/node/routines/{id}", path: "/api/node/routines/" + ids["routine"], wrongType: `{"notify":7}`},
 		{pattern: "POST /api/keys", wrongType: `{"name":"x","canWrite":"yes"}`},
 		{pattern: "POST /api/pair", wrongType: `{"secret":7}`, via: "phone"},
 		{pattern: "PUT /api/settings/providers/{id}/key", path: "/api/settings/providers/anthropic/key", wrongType: `{"key":7}`},

@@ -57,6 +57,13 @@ func sameOrigin(origin string, r *http.Request) bool {
 	return httpin.SameOrigin(origin, scheme, r.Host)
 }
 
+// isRoutineHook reports whether r calls a routine's webhook: a POST from another program (a
+// webhook carries no Origin), answered on the routine's own token, not a session's.
+func isRoutineHook(r *http.Request) bool {
+	id, ok := strings.CutPrefix(r.URL.Path, routineHookPath)
+	return ok && r.Method == http.MethodPost && id != "" && !strings.Contains(id, "/")
+}
+
 // relayAllowed applies the rules for the runtime's relay name, where the neighbours
 // (<other-id>.<relay-domain>) are the same site, so SameSite cookies do not keep their pages out:
 // TLS only, HSTS, and every write, event stream and WebSocket upgrade from exactly the runtime's
@@ -79,7 +86,7 @@ func (s *Server) relayAllowed(w http.ResponseWriter, r *http.Request) bool {
 	stream := strings.Contains(r.Header.Get("Accept"), "text/event-stream") || r.URL.Path == "/api/events" ||
 		strings.HasSuffix(r.URL.Path, "/stream")
 	switch {
-	case (write || upgrade) && origin != s.relayOrigin():
+	case (write || upgrade) && origin != s.relayOrigin() && !isRoutineHook(r):
 		writeError(w, http.StatusForbidden, "Requests from another site are refused.")
 		return false
 	case stream && origin == "" && r.Header.Get("Sec-Fetch-Site") != "same-origin":

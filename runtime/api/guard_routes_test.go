@@ -38,25 +38,27 @@ const (
 	byRelay    = "pairing secret via the relay"   // POST /api/pair: 403 anywhere else
 	public     = "public"                         // answers without a credential
 	noSuchPath = "404 before any credential"      // the /api/ fallback: says nothing but 404
+	byHook     = "a routine's own webhook token"  // POST /api/node/hooks/routines/{id}: 403 without it
 )
 
 // routeAccess is every route Handler mounts with what it needs. A route added without an entry here
 // fails TestEveryRouteIsGuarded, so each new route is decided on, not left open by accident.
 var routeAccess = map[string]string{
-	"GET /api/health":     public,
-	"GET /auth/signin":    public, // takes a one-time code; see TestSigninLinkIsOneTime
-	"POST /auth/signin":   public, // the sign-in page's form, with the one-time code; see TestSigninCodeLifetime
-	"GET /pair":           public, // the pairing page: static, its script posts the secret
-	"GET /pair.js":        public,
-	"/":                   public, // the UI's files
-	"/api/":               noSuchPath,
-	"POST /api/pair":      byRelay,
-	"/mcp/run":            byRun,
-	"/mcp/assistant":      byTurn,
-	"/api/bridge/":        byKey,
-	"POST /api/bridge/*":  byKey,
-	"GET /api/bridge/*":   byKey,
-	"PATCH /api/bridge/*": byKey,
+	"GET /api/health":                    public,
+	"GET /auth/signin":                   public, // takes a one-time code; see TestSigninLinkIsOneTime
+	"POST /auth/signin":                  public, // the sign-in page's form, with the one-time code; see TestSigninCodeLifetime
+	"GET /pair":                          public, // the pairing page: static, its script posts the secret
+	"GET /pair.js":                       public,
+	"/":                                  public, // the UI's files
+	"/api/":                              noSuchPath,
+	"POST /api/pair":                     byRelay,
+	"/mcp/run":                           byRun,
+	"/mcp/assistant":                     byTurn,
+	"/api/bridge/":                       byKey,
+	"POST /api/bridge/*":                 byKey,
+	"GET /api/bridge/*":                  byKey,
+	"PATCH /api/bridge/*":                byKey,
+	"POST /api/node/hooks/routines/{id}": byHook, // see TestRoutineWebhookOnce
 }
 
 // routeOf is the key in routeAccess a pattern falls under.
@@ -252,7 +254,7 @@ func TestEveryRouteIsGuarded(t *testing.T) {
 		method, path := requestFor(p)
 		t.Run(p, func(t *testing.T) {
 			// Without a credential.
-			want := map[string]int{byToken: 401, byKey: 401, byRun: 401, byTurn: 401, byRelay: 403, noSuchPath: 404}[access]
+			want := map[string]int{byToken: 401, byKey: 401, byRun: 401, byTurn: 401, byRelay: 403, noSuchPath: 404, byHook: 403}[access]
 			if want != 0 {
 				if got := send(t, method, path, nil); got != want {
 					t.Errorf("no credential: %d, want %d (%s)", got, want, access)

@@ -31,6 +31,21 @@ import (
 //	GET    /api/node/search                          q [roomId] [limit]
 //	GET    /api/node/approvals                       the cards waiting for the person
 //	POST   /api/node/approvals/{messageId}           {decision: approve|discard}; a second answer is 409
+//	GET    /api/node/assignable                      the nodes and crews a task's owner field offers
+//	GET    /api/node/tasks/{id}/work                 {work: {node, doing} | null}: what a change of owner stops
+//	GET    /api/node/sessions                        [q] [limit]: the agent sessions nodes drive
+//	GET    /api/node/sessions/{id}                   one session with its runs
+//	POST   /api/node/sessions/{id}/control           {action: queue|steer|replace|stop, prompt?, title?, queued?: keep|drop}
+//	POST   /api/node/sessions/{id}/queue             {order}: every queued message's id; a stale order is 409
+//	DELETE /api/node/sessions/{id}/queue/{jobId}     takes one queued message out (204)
+//	POST   /api/node/sessions/{id}/hand-over         {nodeId}
+//	GET    /api/node/routines                        [nodeId]; POST node.NewRoutine → 201 (a webhook's token once)
+//	GET    /api/node/routines/{id}                   PATCH node.RoutineChange, DELETE
+//	POST   /api/node/routines/{id}/run               run now → 201 the run; POST …/token a new webhook token
+//	GET    /api/node/routines/{id}/runs              [limit], newest first
+//	POST   /api/node/hooks/routines/{id}             a routine's webhook: its own token, no launch token (mountRoutineHook)
+//	GET    /api/node/plans/{id}                      a mission: its steps, attempts and requirement ledger
+//	POST   /api/node/plans/{id}/stop                 stops the mission; nobody reports
 func (s *Server) mountNodes(api func(string, http.HandlerFunc)) {
 	if s.opts.Nodes == nil {
 		return
@@ -62,6 +77,17 @@ func (s *Server) mountNodes(api func(string, http.HandlerFunc)) {
 	api("GET /api/node/search", s.searchNodeMessages)
 	api("GET /api/node/approvals", s.pendingCards)
 	api("POST /api/node/approvals/{messageId}", s.answerCard)
+	api("GET /api/node/assignable", s.nodeAssignable)
+	api("GET /api/node/tasks/{id}/work", s.nodeTaskWork)
+	api("GET /api/node/sessions", s.listNodeSessions)
+	api("GET /api/node/sessions/{id}", s.getNodeSession)
+	api("POST /api/node/sessions/{id}/control", s.controlNodeSession)
+	api("POST /api/node/sessions/{id}/queue", s.reorderNodeSession)
+	api("DELETE /api/node/sessions/{id}/queue/{jobId}", s.cancelQueuedMessage)
+	api("POST /api/node/sessions/{id}/hand-over", s.handOverNodeSession)
+	s.mountRoutines(api)
+	api("GET /api/node/plans/{id}", s.getPlan)
+	api("POST /api/node/plans/{id}/stop", s.stopPlan)
 }
 
 // nodeLimits are the limits of spec 002 §3 the UI shows before it is refused.
@@ -190,18 +216,11 @@ func (s *Server) deleteRoom(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) addToCrew(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		NodeID string `json:"nodeId"`
-	}
-	if err := decode(w, r, &in); err != nil {
-		s.writeErr(w, r, err)
+	nodeID, ok := s.decodeNodeID(w, r, `Say which node joins the crew: {"nodeId": "…"}.`)
+	if !ok {
 		return
 	}
-	if in.NodeID == "" {
-		writeError(w, http.StatusBadRequest, `Say which node joins the crew: {"nodeId": "…"}.`)
-		return
-	}
-	room, err := s.opts.Nodes.AddToCrew(r.Context(), r.PathValue("id"), in.NodeID)
+	room, err := s.opts.Nodes.AddToCrew(r.Context(), r.PathValue("id"), nodeID)
 	s.answer(w, r, http.StatusOK, room, err)
 }
 
@@ -367,4 +386,99 @@ func queryInt(w http.ResponseWriter, r *http.Request, name string) (int64, bool)
 		return 0, false
 	}
 	return n, true
+}
+
+// nodeAssignable is what a task's Owner field offers (spec 002 §6.6).
+func (s *Server) nodeAssignable(w http.ResponseWriter, r *http.Request) {
+	a, err := s.opts.Nodes.Assignable(r.Context())
+	s.answer(w, r, http.StatusOK, a, err)
+}
+
+// nodeTaskWork says what changing a task's owner would stop: null when nothing, so the Hub's owner
+// menu changes at once.
+func (s *Server) nodeTaskWork(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.records.Tasks().Get(r.Context(), r.PathValue("id")); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	work, err := s.opts.Nodes.WorkOnTask(r.Context(), r.PathValue("id"))
+	s.answer(w, r, http.StatusOK, map[string]any{"work": work}, err)
+}
+
+func (s *Server) listNodeSessions(w http.ResponseWriter, r *http.Request) {
+	limit, ok := queryInt(w, r, "limit")
+	if !ok {
+		return
+	}
+	s.answerList(w, r, "sessions", func(ctx context.Context) (any, error) {
+		return s.opts.Nodes.AgentSessions(ctx, r.URL.Query().Get("q"), int(limit))
+	})
+}
+
+func (s *Server) getNodeSession(w http.ResponseWriter, r *http.Request) {
+	d, err := s.opts.Nodes.AgentSession(r.Context(), r.PathValue("id"))
+	s.answer(w, r, http.StatusOK, map[string]any{"session": d}, err)
+}
+
+// controlNodeSession is the session card's controls; a refusal is 409 with what to do instead.
+func (s *Server) controlNodeSession(w http.ResponseWriter, r *http.Request) {
+	var in node.SessionControl
+	if err := decode(w, r, &in); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	res, err := s.opts.Nodes.ControlSession(r.Context(), r.PathValue("id"), in)
+	s.answer(w, r, http.StatusOK, res, err)
+}
+
+func (s *Server) reorderNodeSession(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Order []string `json:"order"`
+	}
+	if err := decode(w, r, &in); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	err := s.opts.Nodes.ReorderSession(r.Context(), r.PathValue("id"), in.Order)
+	s.answer(w, r, http.StatusOK, map[string]bool{"ok": err == nil}, err)
+}
+
+func (s *Server) cancelQueuedMessage(w http.ResponseWriter, r *http.Request) {
+	s.answer(w, r, http.StatusNoContent, nil, s.opts.Nodes.CancelQueued(r.Context(), r.PathValue("id"), r.PathValue("jobId")))
+}
+
+func (s *Server) handOverNodeSession(w http.ResponseWriter, r *http.Request) {
+	nodeID, ok := s.decodeNodeID(w, r, `Say which node takes the session: {"nodeId": "…"}.`)
+	if !ok {
+		return
+	}
+	id, err := s.opts.Nodes.HandOverSession(r.Context(), r.PathValue("id"), nodeID)
+	s.answer(w, r, http.StatusOK, map[string]any{"ok": err == nil, "nodeId": id}, err)
+}
+
+// decodeNodeID reads a body that names one node, {"nodeId": "…"}; missing, it answers 400 with
+// missing and reports false.
+func (s *Server) decodeNodeID(w http.ResponseWriter, r *http.Request, missing string) (string, bool) {
+	var in struct {
+		NodeID string `json:"nodeId"`
+	}
+	if err := decode(w, r, &in); err != nil {
+		s.writeErr(w, r, err)
+		return "", false
+	}
+	if in.NodeID == "" {
+		writeError(w, http.StatusBadRequest, missing)
+		return "", false
+	}
+	return in.NodeID, true
+}
+
+func (s *Server) getPlan(w http.ResponseWriter, r *http.Request) {
+	m, err := s.opts.Nodes.Mission(r.Context(), r.PathValue("id"))
+	s.answer(w, r, http.StatusOK, m, err)
+}
+
+func (s *Server) stopPlan(w http.ResponseWriter, r *http.Request) {
+	m, err := s.opts.Nodes.StopMission(r.Context(), r.PathValue("id"))
+	s.answer(w, r, http.StatusOK, m, err)
 }

@@ -92,7 +92,13 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "Unknown status "+strconv.Quote(string(f.Status))+".")
 		return
 	}
-	s.answerList(w, r, "tasks", func(ctx context.Context) (any, error) { return s.records.ListTasks(ctx, f) })
+	s.answerList(w, r, "tasks", func(ctx context.Context) (any, error) {
+		ts, err := s.records.ListTasks(ctx, f)
+		if err == nil && s.opts.Nodes != nil {
+			s.opts.Nodes.NameAssignees(ctx, ts)
+		}
+		return ts, err
+	})
 }
 
 func (s *Server) taskStates(w http.ResponseWriter, r *http.Request) {

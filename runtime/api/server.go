@@ -130,7 +130,7 @@ func (s *Server) Handler() http.Handler {
 
 	api("GET /api/tasks/states", s.taskStates)
 	api("GET /api/tasks", s.listTasks)
-	mountCollection(s, api, "tasks", s.records.Tasks(), nil)
+	mountCollection(s, api, "tasks", taskCollection{s}, nil)
 	mountCollection(s, api, "projects", s.records.Projects(), s.records.Projects().List)
 	mountCollection(s, api, "people", s.records.People(), s.records.People().List)
 	mountCollection(s, api, "repos", s.records.Repos(), s.records.Repos().List)
@@ -151,6 +151,7 @@ func (s *Server) Handler() http.Handler {
 	s.mountTerminals(api)
 	s.mountAssistant(api)
 	s.mountNodes(api)
+	s.mountRoutineHook(mux)
 	if s.opts.Assistant != nil {
 		// The MCP server of assistant turns on the person's plan: its own secret per turn, not the launch token.
 		mux.Handle("/mcp/assistant", s.opts.Assistant.PlanMCP())
