@@ -181,7 +181,8 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	if err := asst.Resume(ctx); err != nil {
 		cfg.Log.Warn("assistant: held writes not asked again on Needs me", "err", err)
 	}
-	nodes := node.New(node.Config{Store: st, Writer: w, Bus: bus, Assistant: asst, Records: rec, Needs: nd, Log: cfg.Log})
+	nodes := node.New(node.Config{Store: st, Writer: w, Bus: bus, Assistant: asst, Records: rec, Needs: nd, Log: cfg.Log,
+		Jobs: js, Sessions: ss, Runs: tools.NewRuns(js, ss, prof)})
 	if err := nodes.Start(ctx); err != nil {
 		cfg.Log.Warn("node: the turn queue did not start", "err", err)
 	}

@@ -237,3 +237,90 @@ func TestUIAssistantFoldsReadsAndDiscards(t *testing.T) {
 		}
 	}
 }
+
+// TestUIBoardNodeOwner: a task given to a node shows the node's name and face on its card, one
+// given to a crew "Crew <title>"; the task's Owner field offers the nodes and crews, and choosing
+// a crew there gives the task to it.
+func TestUIBoardNodeOwner(t *testing.T) {
+	needUI(t)
+	rt := startTestRuntime(t)
+	browser := newBrowser(t)
+	ctx, cancel := context.WithTimeout(browser, browserTestTime)
+	defer cancel()
+	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
+	var ada, bo struct {
+		ID string `json:"id"`
+	}
+	if err := c.do(ctx, "POST", "/api/node/nodes", map[string]any{"name": "Ada", "slug": "ada", "role": "researcher",
+		"avatar": map[string]any{"shape": "hex", "color": "#d5604f", "eyes": "dots"}}, &ada); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.do(ctx, "POST", "/api/node/nodes", map[string]any{"name": "Bo", "slug": "bo", "role": "tester"}, &bo); err != nil {
+		t.Fatal(err)
+	}
+	var crew struct {
+		ID string `json:"id"`
+	}
+	if err := c.do(ctx, "POST", "/api/node/crews", map[string]any{"title": "Launch", "nodeIds": []string{ada.ID, bo.ID}}, &crew); err != nil {
+		t.Fatal(err)
+	}
+	var withNode, withCrew struct {
+		ID string `json:"id"`
+	}
+	if err := c.do(ctx, "POST", "/api/tasks", map[string]any{"title": "Read the sync paper", "owner": "node", "assigneeNodeId": ada.ID, "priority": "high"}, &withNode); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.do(ctx, "POST", "/api/tasks", map[string]any{"title": "Test the release", "assigneeRoomId": crew.ID}, &withCrew); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
+		t.Fatalf("sign in: %v", err)
+	}
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
+	badge := func(id string) string {
+		return `document.querySelector('[data-task-id="` + id + `"] .badge.node-owner')`
+	}
+	waitFor(t, ctx, "the node on its card, with its face", badge(withNode.ID)+`?.textContent.trim() === 'Ada' && !!`+badge(withNode.ID)+`.querySelector('.node-avatar[data-shape="hex"]')`)
+	waitFor(t, ctx, "the crew on its card", badge(withCrew.ID)+`?.textContent.trim() === 'Crew Launch'`)
+	screenshot(t, ctx, "board-node-owner-1280.png", 1280)
+	// At 390 the board shows one column at a time: jump to To do, where both cards are.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 900)); err != nil {
+		t.Fatal(err)
+	}
+	press(t, ctx, `[data-jump="todo"]`)
+	waitFor(t, ctx, "To do in view", `(() => { const r = document.querySelector('[data-task-id="`+withCrew.ID+`"]').getBoundingClientRect(); return r.left >= 0 && r.right <= 390; })() && !!document.querySelector('[data-jump="todo"].on')`)
+	screenshot(t, ctx, "board-node-owner-390.png", 390)
+
+	// The Owner field offers both nodes and the crew; choosing the crew gives the task to it.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
+	press(t, ctx, `[data-task-id="`+withNode.ID+`"] .card-title`)
+	press(t, ctx, `.task-actions button.btn.small`)
+	waitFor(t, ctx, "the Owner field's nodes and crews", `(() => {
+		const s = [...document.querySelectorAll('dialog[open] select')].find((s) => [...s.options].some((o) => o.value.startsWith('node:')));
+		if (!s) return false;
+		const v = [...s.options].map((o) => o.value);
+		return s.value === 'node:`+ada.ID+`' && v.includes('node:`+bo.ID+`') && v.includes('crew:`+crew.ID+`');
+	})()`)
+	screenshot(t, ctx, "board-node-owner-field-1280.png", 1280)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		const s = [...document.querySelectorAll('dialog[open] select')].find((s) => [...s.options].some((o) => o.value.startsWith('node:')));
+		s.value = 'crew:`+crew.ID+`';
+		return s.dispatchEvent(new Event('change', { bubbles: true }));
+	})()`)); err != nil {
+		t.Fatal(err)
+	}
+	press(t, ctx, `dialog[open] button[type="submit"]`)
+	waitFor(t, ctx, "the editor closed", `!document.querySelector('dialog[open]')`)
+	var got struct {
+		AssigneeNodeID *string `json:"assigneeNodeId"`
+		AssigneeRoomID *string `json:"assigneeRoomId"`
+	}
+	if err := c.do(ctx, "GET", "/api/tasks/"+withNode.ID, nil, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.AssigneeNodeID != nil || got.AssigneeRoomID == nil || *got.AssigneeRoomID != crew.ID {
+		t.Fatalf("after choosing the crew: node %v, crew %v", got.AssigneeNodeID, got.AssigneeRoomID)
+	}
+}

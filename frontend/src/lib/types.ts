@@ -18,6 +18,11 @@ export interface Task {
   due: string | null;
   labels: string[];
   ownerId: string | null;
+  /** The node or the crew the task is with (spec 002 §6.6); then ownerId is null. */
+  assigneeNodeId?: string | null;
+  assigneeRoomId?: string | null;
+  /** Names that node or crew, in the API's answers (not in live events). */
+  nodeAssignee?: { kind: 'node' | 'crew'; id: string; name: string; handle?: string } | null;
   people: string[];
   repoId: string | null;
   page: string;
@@ -31,7 +36,18 @@ export interface Task {
 export type TaskFields = Partial<
   Pick<
     Task,
-    'title' | 'status' | 'priority' | 'due' | 'labels' | 'projectId' | 'ownerId' | 'people' | 'repoId' | 'page'
+    | 'title'
+    | 'status'
+    | 'priority'
+    | 'due'
+    | 'labels'
+    | 'projectId'
+    | 'ownerId'
+    | 'assigneeNodeId'
+    | 'assigneeRoomId'
+    | 'people'
+    | 'repoId'
+    | 'page'
   >
 >;
 
