@@ -75,6 +75,7 @@ func TestNodeSessionRoutes(t *testing.T) {
 		{"unknown field", "POST", path + "/control", `{"action":"stop","when":"now"}`, 400, `Unknown field "when".`},
 		{"bad JSON", "POST", path + "/control", `{"action":`, 400, "The body is not valid JSON: it ends too soon."},
 		{"hand over to nobody", "POST", path + "/hand-over", `{}`, 400, `Say which node takes the session: {"nodeId": "…"}.`},
+		{"delete unmanaged", "DELETE", path, ``, 409, "No node manages this session; hand it to one of your nodes first."},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, body := f.call(t, c.method, c.path, c.body)
@@ -107,5 +108,11 @@ func TestNodeSessionRoutes(t *testing.T) {
 	one := f.mustCall(t, 200, "GET", path, ``)
 	if s := one["session"].(map[string]any); s["id"] != hub.ID || s["nodeId"] != ada["id"] || len(s["runs"].([]any)) != 1 {
 		t.Fatalf("the session is %v", one)
+	}
+	if code, body := f.call(t, "DELETE", path, ``); code != 204 {
+		t.Fatalf("delete answered %d %v, want 204", code, body)
+	}
+	if code, body := f.call(t, "DELETE", path, ``); code != 409 || body["error"] != "This agent session was already deleted." {
+		t.Fatalf("a second delete answered %d %v, want 409", code, body)
 	}
 }

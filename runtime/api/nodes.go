@@ -38,6 +38,7 @@ import (
 //	POST   /api/node/sessions/{id}/control           {action: queue|steer|replace|stop, prompt?, title?, queued?: keep|drop}
 //	POST   /api/node/sessions/{id}/queue             {order}: every queued message's id; a stale order is 409
 //	DELETE /api/node/sessions/{id}/queue/{jobId}     takes one queued message out (204)
+//	DELETE /api/node/sessions/{id}                   stops what runs, deletes the session (never continued)
 //	POST   /api/node/sessions/{id}/hand-over         {nodeId}
 //	GET    /api/node/routines                        [nodeId]; POST node.NewRoutine → 201 (a webhook's token once)
 //	GET    /api/node/routines/{id}                   PATCH node.RoutineChange, DELETE
@@ -85,6 +86,7 @@ func (s *Server) mountNodes(api func(string, http.HandlerFunc)) {
 	api("POST /api/node/sessions/{id}/queue", s.reorderNodeSession)
 	api("DELETE /api/node/sessions/{id}/queue/{jobId}", s.cancelQueuedMessage)
 	api("POST /api/node/sessions/{id}/hand-over", s.handOverNodeSession)
+	api("DELETE /api/node/sessions/{id}", s.deleteNodeSession)
 	s.mountRoutines(api)
 	api("GET /api/node/plans/{id}", s.getPlan)
 	api("POST /api/node/plans/{id}/stop", s.stopPlan)
@@ -445,6 +447,11 @@ func (s *Server) reorderNodeSession(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) cancelQueuedMessage(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, r, http.StatusNoContent, nil, s.opts.Nodes.CancelQueued(r.Context(), r.PathValue("id"), r.PathValue("jobId")))
+}
+
+// deleteNodeSession is the owner deleting a node's session from its card: what runs stops first.
+func (s *Server) deleteNodeSession(w http.ResponseWriter, r *http.Request) {
+	s.answer(w, r, http.StatusNoContent, nil, s.opts.Nodes.DeleteAgentSession(r.Context(), r.PathValue("id")))
 }
 
 func (s *Server) handOverNodeSession(w http.ResponseWriter, r *http.Request) {

@@ -33,6 +33,9 @@ func (s *Service) sendToSession(ctx context.Context, o origin, root, title, prom
 	if err := s.refuseWhilePaused(ctx, o.node.ID); err != nil {
 		return nodeRun{}, err
 	}
+	if err := s.refuseDeleted(ctx, root); err != nil {
+		return nodeRun{}, err
+	}
 	if strings.TrimSpace(title) == "" {
 		title = oneLineOf(prompt, 60)
 	}

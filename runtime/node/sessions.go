@@ -193,12 +193,21 @@ func (s *Service) ownSession(ctx context.Context, db querier, nodeID, ref string
 	if owner != nodeID {
 		return "", errSessionGone
 	}
-	if s.cfg.Sessions != nil {
-		if d, err := s.cfg.Sessions.Get(ctx, root); err == nil && d.DeletedAt != nil {
-			return "", problem.Conflict("That session was deleted in Ensemble; start a new one with node_session_start.")
-		}
+	if err := s.refuseDeleted(ctx, root); err != nil {
+		return "", err
 	}
 	return root, nil
+}
+
+// refuseDeleted refuses a session deleted in Ensemble: it is never continued.
+func (s *Service) refuseDeleted(ctx context.Context, root string) error {
+	if s.cfg.Sessions == nil {
+		return nil
+	}
+	if d, err := s.cfg.Sessions.Get(ctx, root); err == nil && d.DeletedAt != nil {
+		return problem.Conflict("That session was deleted in Ensemble; start a new one with node_session_start.")
+	}
+	return nil
 }
 
 func sessionEventTx(tx *ledger.Tx, root, nodeID, kind string, o origin, runID, detail string) error {

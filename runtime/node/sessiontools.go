@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ensemblework/ensemble/runtime/assistant"
+	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
@@ -25,7 +26,7 @@ const (
 
 // sessionTools are the session tools, in the order a turn offers them.
 var sessionTools = []string{ToolSessionStart, ToolSessionSend, ToolSessionStop, ToolSessionQueue, ToolSessions,
-	ToolSessionAdopt, ToolSessionHandOver}
+	ToolSessionAdopt, ToolSessionHandOver, ToolSessionDelete}
 
 func init() {
 	for _, name := range sessionTools {
@@ -192,6 +193,7 @@ func SessionTools() []tools.Tool {
 				}
 				return tools.Result{Summary: fmt.Sprintf("Handed the session %s to @%s.", root, to.Slug)}, nil
 			}}),
+		sessionDeleteTool(def),
 	}
 }
 
@@ -309,7 +311,8 @@ func cmpOr(a, b string) string {
 // ask), run exactly as shown when approved.
 type SessionCall struct {
 	Start *RunRequest `json:"start,omitempty"`
-	Send  *SendCall   `json:"send,omitempty"`
+	Send   *SendCall   `json:"send,omitempty"`
+	Delete *DeleteCall `json:"delete,omitempty"`
 }
 
 // SendCall is a held node_session_send.
@@ -350,6 +353,15 @@ func (s *Service) sessionCardWork(ctx context.Context, c Card) (string, error) {
 			return "", err
 		}
 		return fmt.Sprintf("Sent “%s” to session %s (%s).", r.Title, root, r.State), nil
+	case c.Session.Delete != nil:
+		root, err := s.ownSession(ctx, s.cfg.Store.Reader(), n.ID, c.Session.Delete.Session)
+		if err != nil {
+			return "", err
+		}
+		if err := s.deleteSession(ctx, o, root, ledger.Actor{Kind: ledger.Person}); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Deleted the agent session %s; it will not be continued.", root), nil
 	}
 	return "", fmt.Errorf("the card holds no session call")
 }

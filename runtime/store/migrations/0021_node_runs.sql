@@ -33,7 +33,7 @@ CREATE TABLE node_session_events (
     id TEXT PRIMARY KEY,
     session_root TEXT NOT NULL,
     node_id TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('queue', 'steer', 'replace', 'stop', 'reorder', 'cancel', 'answer', 'attention', 'adopt')),
+    kind TEXT NOT NULL CHECK (kind IN ('queue', 'steer', 'replace', 'stop', 'reorder', 'cancel', 'answer', 'attention', 'adopt', 'delete')),
     who TEXT NOT NULL CHECK (who IN ('owner', 'node', 'watchdog')),
     source TEXT NOT NULL CHECK (source IN ('card', 'chat', 'watchdog')),
     run_id TEXT NOT NULL DEFAULT '',
