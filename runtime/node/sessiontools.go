@@ -310,7 +310,7 @@ func cmpOr(a, b string) string {
 // SessionCall is a session tool's call held on a card for the owner (autonomy.computerWork:
 // ask), run exactly as shown when approved.
 type SessionCall struct {
-	Start *RunRequest `json:"start,omitempty"`
+	Start  *RunRequest `json:"start,omitempty"`
 	Send   *SendCall   `json:"send,omitempty"`
 	Delete *DeleteCall `json:"delete,omitempty"`
 }
