@@ -56,7 +56,7 @@ func (s *Service) runTurn(rt *runningTurn) {
 		}
 	}
 	text := frame(r, n, msgs, t)
-	tools := toolsFor(t, r, n, text) // from the words asked, not the work board's
+	tools := toolsFor(t, r, n, text, t.ByOwner && s.talksOfCode(ctx, n.ID, r.ID)) // from the words asked, not the work board's
 	if isConvLane(t.Lane) {
 		text = joinNotes(text, s.taskBoard(ctx, n))
 	}

@@ -30,10 +30,10 @@ func TestNodeMakesRoutine(t *testing.T) {
 	if r.NextAt == nil || r.NextAt.Format("2006-01-02T15:04") != "2030-01-02T09:00" {
 		t.Fatalf("next = %v, want 09:00 on Wednesday 2 January 2030, the next weekday after now", r.NextAt)
 	}
-	if got := toolsFor(Turn{Lane: "conv:x:s", Reason: ReasonMessage, ByOwner: true}, Room{Kind: RoomCrew}, n, "make a daily routine"); strings.Contains(strings.Join(got, ","), ToolRoutines) {
+	if got := toolsFor(Turn{Lane: "conv:x:s", Reason: ReasonMessage, ByOwner: true}, Room{Kind: RoomCrew}, n, "make a daily routine", false); strings.Contains(strings.Join(got, ","), ToolRoutines) {
 		t.Fatalf("a crew's shared thread is offered %s: %v", ToolRoutines, got)
 	}
-	if got := toolsFor(Turn{Lane: "conv:x:s", Reason: ReasonMessage, ByOwner: true}, Room{Kind: RoomDM}, n, "hello"); strings.Contains(strings.Join(got, ","), ToolRoutines) {
+	if got := toolsFor(Turn{Lane: "conv:x:s", Reason: ReasonMessage, ByOwner: true}, Room{Kind: RoomDM}, n, "hello", false); strings.Contains(strings.Join(got, ","), ToolRoutines) {
 		t.Fatalf("a plain DM turn is offered %s: %v", ToolRoutines, got)
 	}
 }

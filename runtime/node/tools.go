@@ -36,9 +36,10 @@ var ownerOnly = map[string]bool{ToolRemember: true, ToolCreate: true, ToolCreate
 
 // toolsFor are the node tools a turn offers, by need (spec 002 §6.1 tool tiers): a plain DM turn
 // is not sent the schemas of tools it has no use for. Delegating is for a crew's lead; making
-// nodes and crews for a turn whose words are about them; a turn carrying on work (a card's
-// answer, a report, a resume) keeps them all.
-func toolsFor(t Turn, r Room, n Node, text string) []string {
+// nodes and crews for a turn whose words are about them; the session tools for the owner's turns
+// about work on their computer, or where the node already drives sessions (codeTalk); a turn
+// carrying on work (a card's answer, a report, a resume) keeps them all.
+func toolsFor(t Turn, r Room, n Node, text string, codeTalk bool) []string {
 	carryOn := t.Reason != ReasonMessage
 	aboutNodes := carryOn || nodeWordsRe.MatchString(text)
 	var out []string
@@ -57,15 +58,18 @@ func toolsFor(t Turn, r Room, n Node, text string) []string {
 		}
 		out = append(out, name)
 	}
-	if t.ByOwner {
+	if t.ByOwner && (carryOn || codeTalk || codeWordsRe.MatchString(text)) {
 		out = append(out, sessionTools...) // where only the owner reads: every room here is the owner's alone
 	}
+	out = append(out, workToolsFor(t)...)
 	return append(out, planToolsFor(t, r, n)...)
 }
 
 var (
 	nodeWordsRe = regexp.MustCompile(`(?i)\b(nodes?|crews?|teams?|teammates?|helpers?|members?|researcher|developer|tester|writer|designer|analyst|manager)\b`)
 	crewWordsRe = regexp.MustCompile(`(?i)\b(crews?|post|tell|report|room)\b`)
+	// codeWordsRe finds work for a coding agent: its words, an agent's name, or a path.
+	codeWordsRe = regexp.MustCompile(`(?i)\b(code|coding|program|bugs?|fix(es|ed|ing)?|build|implement|refactor|tests?|repo|repository|folders?|directory|files?|projects?|agents?|claude|codex|cursor|copilot|gemini|opencode|sessions?|runs?|commit|branch|merge|pull request|PR|deploy|scripts?|functions?|compile|lint|write|change|update|add|apps?|site|website|server|steer|queue|stop)\b|~/|\B/[\w.-]+/|\.[a-z]{1,4}\b`)
 )
 
 var errNotNodeTurn = errors.New("This tool works only in a node's turn.")
@@ -180,7 +184,7 @@ func Tools() []tools.Tool {
 				return c.s.delegate(ctx, c, in)
 			}}),
 		routinesTool(read),
-	}, append(SessionTools(), planTools()...)...)
+	}, append(append(SessionTools(), planTools()...), workToolDefs(read)...)...)
 }
 
 // nodePost posts the node's message in another room it is in.
@@ -278,4 +282,20 @@ func (s *Service) overview(ctx context.Context, days int) (tools.Result, error) 
 		Data:    map[string]any{"open": open, "due": due, "crews": crews, "asOf": s.now().Format(time.RFC3339)},
 		Refs:    refs,
 	}, nil
+}
+
+// talksOfCode reports whether the node already drives agent sessions, or the room's last few
+// messages are about work for one: a "yes, go on" after them still reaches the session tools.
+func (s *Service) talksOfCode(ctx context.Context, nodeID, roomID string) bool {
+	db := s.cfg.Store.Reader()
+	var one int
+	if err := db.QueryRowContext(ctx, "SELECT 1 FROM node_runs WHERE node_id = ? LIMIT 1", nodeID).Scan(&one); err == nil {
+		return true
+	}
+	bodies, err := queryAll(ctx, db, "read the room's last messages", "SELECT body FROM node_messages WHERE room_id = ? ORDER BY seq DESC LIMIT 6",
+		[]any{roomID}, func(sc scanner) (string, error) {
+			var b string
+			return b, sc.Scan(&b)
+		})
+	return err == nil && codeWordsRe.MatchString(strings.Join(bodies, "\n"))
 }
