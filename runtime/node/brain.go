@@ -205,7 +205,7 @@ func (s *Service) finish(rt *runningTurn, n Node, r Room, reply assistant.Reply,
 					return err
 				}
 			}
-		} else if text != "" && !strings.EqualFold(strings.Trim(text, " ."), strings.Trim(noReply, " .")) && !rt.parked.Load() {
+		} else if text != "" && t.Reason != ReasonQuestion && !strings.EqualFold(strings.Trim(text, " ."), strings.Trim(noReply, " .")) && !rt.parked.Load() {
 			if err := s.postReplyTx(tx, t, n, r, text, reply.Tools); err != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -197,6 +198,7 @@ func (s *Service) startRunWatch(ctx context.Context) {
 	}
 	sub := s.cfg.Bus.Subscribe(1024)
 	s.catchUpRuns(ctx)
+	s.catchUpQuestions(ctx)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -211,12 +213,18 @@ func (s *Service) startRunWatch(ctx context.Context) {
 				return
 			case <-tick.C:
 				s.catchUpRuns(s.life)
+				s.catchUpQuestions(s.life)
 				s.checkWatchdog(s.life)
 			case ev := <-sub.C:
-				if ev.Kind != jobs.KindStatus {
-					continue
+				switch ev.Kind {
+				case jobs.KindStatus:
+					s.runChanged(s.life, ev.Subject)
+				case needs.KindCreated:
+					var d needs.Decision
+					if json.Unmarshal(ev.Data, &d) == nil {
+						s.questionAsked(s.life, d)
+					}
 				}
-				s.runChanged(s.life, ev.Subject)
 			}
 		}
 	}()

@@ -194,6 +194,7 @@ func SessionTools() []tools.Tool {
 				return tools.Result{Summary: fmt.Sprintf("Handed the session %s to @%s.", root, to.Slug)}, nil
 			}}),
 		sessionDeleteTool(def),
+		answerQuestionTool(def),
 	}
 }
 

@@ -61,6 +61,9 @@ func toolsFor(t Turn, r Room, n Node, text string, codeTalk bool) []string {
 	if t.ByOwner && (carryOn || codeTalk || codeWordsRe.MatchString(text)) {
 		out = append(out, sessionTools...) // where only the owner reads: every room here is the owner's alone
 	}
+	if t.Reason == ReasonQuestion {
+		out = append(out, ToolAnswerQuestion) // a question turn is its owner's: the run was
+	}
 	out = append(out, workToolsFor(t)...)
 	return append(out, planToolsFor(t, r, n)...)
 }
