@@ -367,3 +367,8 @@ func (s *Service) wake(d Decision) {
 	}
 	delete(s.waiters, d.ID)
 }
+
+// Expire closes the open decision id as expired inside t, a transaction that makes the change
+// that ends it too (a node's card whose work ended). Once t has committed, pass the decision to
+// [Service.Settled] to wake whoever waits on it. A decision settled before gets a [*SettledError].
+func Expire(t *ledger.Tx, id string) (Decision, error) { return closeTx(t, id, Expired) }

@@ -45,7 +45,9 @@ type Card struct {
 	// An agent session's start or message, held for the owner (autonomy.computerWork: ask).
 	Session *SessionCall `json:"session,omitempty"`
 
-	DecisionID string     `json:"decisionId,omitempty"`
+	DecisionID string `json:"decisionId,omitempty"`
+	// ExpiresAt is when a card of background work stops waiting (cardexpiry.go).
+	ExpiresAt  *time.Time `json:"expiresAt,omitempty"`
 	Result     string     `json:"result,omitempty"`
 	Error      string     `json:"error,omitempty"`
 	AnsweredAt *time.Time `json:"answeredAt,omitempty"`
@@ -90,6 +92,7 @@ func (s *Service) postCardTx(tx *ledger.Tx, t Turn, n Node, body string, c Card)
 		c.Lane, c.Private = t.ReportTo.Lane, t.ReportTo.Private
 	}
 	room := roomOfLane(c.Lane, t.RoomID)
+	c.ExpiresAt = cardExpiry(t.Lane, s.now())
 	if s.cfg.Needs != nil {
 		d, err := needs.Post(tx, needs.NewQuestion(needs.Source{Title: n.Name}, body, []string{"Approve", "Discard"}, 0, false))
 		if err != nil {
@@ -215,7 +218,7 @@ func cardSettled(c Card) string {
 	case CardDiscarded:
 		return "This card was already discarded."
 	case CardExpired:
-		return "This card expired: its work ended."
+		return "This card expired: its work ended, or it waited longer than its work could."
 	}
 	return "This card is being answered already."
 }

@@ -37,6 +37,7 @@ func (s *Service) startRoutines() {
 			if err := s.tickRoutines(s.life); err != nil && s.life.Err() == nil {
 				s.log.Warn("node: the routines' tick", "err", err)
 			}
+			s.expireCards(s.life)
 			select {
 			case <-s.life.Done():
 				return
