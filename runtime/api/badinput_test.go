@@ -42,6 +42,7 @@ var bodylessRoutes = []string{
 	"POST /api/agent/jobs/{id}/pause",
 	"POST /api/agent/jobs/{id}/resume",
 	"POST /api/agent/profiles/{id}/star",
+	"POST /api/node/nodes/{id}/promote",
 	"POST /api/assistant/conversations/{id}/stop",
 	"POST /api/assistant/proposals/{id}/apply",
 	"POST /api/assistant/proposals/{id}/discard",

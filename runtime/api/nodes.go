@@ -18,6 +18,7 @@ import (
 //	GET    /api/node/nodes/{id}                      PATCH node.NodeChange, DELETE; id or handle
 //	GET    /api/node/nodes/{id}/memory               POST {content} → 201
 //	DELETE /api/node/nodes/{id}/memory/{memoryId}
+//	POST   /api/node/nodes/{id}/promote              keeps a helper as a lasting node, with its own DM
 //	GET    /api/node/nodes/{id}/turns                [limit]
 //	POST   /api/node/crews                           {title, nodeIds, leadNodeId?} → 201 the room
 //	GET    /api/node/rooms                           GET/PATCH/DELETE /api/node/rooms/{id}
@@ -60,6 +61,7 @@ func (s *Server) mountNodes(api func(string, http.HandlerFunc)) {
 	api("GET /api/node/nodes/{id}/memory", s.nodeMemory)
 	api("POST /api/node/nodes/{id}/memory", s.rememberNode)
 	api("DELETE /api/node/nodes/{id}/memory/{memoryId}", s.forgetNode)
+	api("POST /api/node/nodes/{id}/promote", s.promoteHelper)
 	api("GET /api/node/nodes/{id}/turns", s.nodeTurns)
 	api("POST /api/node/crews", s.createCrew)
 	api("GET /api/node/rooms", s.listRooms)
@@ -143,6 +145,12 @@ func (s *Server) patchNode(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, r, http.StatusNoContent, nil, s.opts.Nodes.Delete(r.Context(), r.PathValue("id")))
+}
+
+// promoteHelper keeps a helper as a lasting node, with its own DM.
+func (s *Server) promoteHelper(w http.ResponseWriter, r *http.Request) {
+	n, err := s.opts.Nodes.PromoteHelper(r.Context(), r.PathValue("id"))
+	s.answer(w, r, http.StatusOK, n, err)
 }
 
 func (s *Server) nodeMemory(w http.ResponseWriter, r *http.Request) {

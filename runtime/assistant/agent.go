@@ -31,6 +31,8 @@ type Agent struct {
 	// started. A held write's card is the agent's to show (under needs-me too), so the assistant
 	// never posts it on Needs me itself.
 	Preview bool
+	// ReadOnly offers no writes at all: a helper that only reads.
+	ReadOnly bool
 	// Turn is what the agent's own tools read of the turn that calls them (tools.ToolContext.Turn).
 	Turn any
 }
@@ -54,6 +56,9 @@ func (a *Agent) offers(t *tools.Tool) bool {
 	}
 	if t.Area == AgentArea {
 		return a != nil && slices.Contains(a.Tools, t.Name)
+	}
+	if a != nil && a.ReadOnly && (t.Write != nil || t.Outside != nil) {
+		return false
 	}
 	return a == nil || !slices.Contains(a.Without, t.Name)
 }

@@ -70,6 +70,7 @@ func (s *Service) runTurn(rt *runningTurn) {
 			Tools:        tools,
 			Without:      replacedTools,
 			Preview:      !t.ByOwner,
+			ReadOnly:     n.ParentID != "",
 			Turn:         &turnCtx{s: s, rt: rt, node: n, room: r},
 		}}
 	reply, err := s.cfg.Assistant.Turn(ctx, req, s.emitter(rt, n))
@@ -130,6 +131,9 @@ func (s *Service) modelFor(ctx context.Context, n Node) (provider, model, effort
 		provider, model = n.Provider, n.Model
 	} else if n.Model != "" {
 		model = n.Model
+	}
+	if n.ParentID != "" && effort == "" && models.CheckEffort(provider, model, "low") == nil {
+		return provider, model, "low" // a helper thinks briefly, where the model takes a level
 	}
 	if effort == "" && !assistant.IsPlan(provider) {
 		effort = st.Effort
@@ -295,7 +299,7 @@ func endTurnTx(tx *ledger.Tx, id, status, why string) error {
 	if err != nil {
 		return fmt.Errorf("node: end a turn: %w", err)
 	}
-	return nil
+	return helpersReportTx(tx, id, "") // a turn whose helpers all reported while it ran
 }
 
 func (s *Service) endTurn(t Turn, status, why string) {

@@ -70,6 +70,9 @@ func (s *Service) reportTx(tx *ledger.Tx, t Turn, n Node, text string, rows []as
 	if text == "" {
 		text = "(it gave no answer)"
 	}
+	if strings.HasPrefix(t.OperationID, "helper:") {
+		return s.helperResultTx(tx, t, n, text)
+	}
 	rp := t.ReportTo
 	note := fmt.Sprintf("@%s finished the step you handed it (“%s”):\n%s\n\nTell your owner what came of it, in one message.", n.Slug, rp.Title, text)
 	return s.enqueueTx(tx, Turn{NodeID: rp.NodeID, RoomID: rp.RoomID, Lane: rp.Lane, Private: rp.Private, Reason: ReasonReport,

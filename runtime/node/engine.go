@@ -32,6 +32,7 @@ func (s *Service) Start(ctx context.Context) error {
 	s.startRoutines()
 	s.watchRuns()
 	s.sweepOutbox()
+	s.every(HelperSweep, "sweep helpers", s.sweepHelpers)
 	return nil
 }
 
@@ -235,4 +236,24 @@ func (s *Service) addReceipt(rt *runningTurn, r Receipt) {
 	if err != nil {
 		s.log.Warn("node: write a receipt", "turn", rt.turn.ID, "err", err)
 	}
+}
+
+// every runs f every d until the service closes.
+func (s *Service) every(d time.Duration, what string, f func(context.Context) error) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		tick := time.NewTicker(d)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.life.Done():
+				return
+			case <-tick.C:
+			}
+			if err := f(s.life); err != nil && s.life.Err() == nil {
+				s.log.Warn("node: "+what, "err", err)
+			}
+		}
+	}()
 }

@@ -48,6 +48,8 @@ type Autonomy struct {
 	ComputerFiles        bool   `json:"computerFiles,omitempty"`
 	ComputerWork         string `json:"computerWork,omitempty"`
 	AnswerAgentQuestions string `json:"answerAgentQuestions,omitempty"`
+	// Can is a helper's grant from its parent: read (the default) or sessions (helpers.go).
+	Can string `json:"can,omitempty"`
 }
 
 func (a Autonomy) check() error {
@@ -55,6 +57,9 @@ func (a Autonomy) check() error {
 		if v != "" && v != "ask" && v != "auto" {
 			return problem.Invalid("autonomy.%s is %q; it takes ask or auto.", name, v)
 		}
+	}
+	if a.Can != "" && a.Can != CanRead && a.Can != CanSessions {
+		return problem.Invalid("autonomy.can is %q; it takes read or sessions.", a.Can)
 	}
 	if a.Helpers < 0 || a.Helpers > 16 {
 		return problem.Invalid("autonomy.helpers is %d; it takes 0 to 16.", a.Helpers)

@@ -134,7 +134,10 @@ func (s *Service) Turns(ctx context.Context, nodeID string, limit int) ([]Turn, 
 
 // enqueueTx queues t inside tx. A message turn folds into a message turn already queued in its
 // lane (it answers both); any turn with an operation id already queued starts nothing new.
-func (s *Service) enqueueTx(tx *ledger.Tx, t Turn) error {
+func (s *Service) enqueueTx(tx *ledger.Tx, t Turn) error { return enqueueTurnTx(tx, t) }
+
+// enqueueTurnTx queues t inside tx (enqueueTx, for the code outside a Service method).
+func enqueueTurnTx(tx *ledger.Tx, t Turn) error {
 	ctx := tx.Context()
 	if t.Reason == ReasonMessage {
 		var id string

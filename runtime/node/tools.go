@@ -40,6 +40,9 @@ var ownerOnly = map[string]bool{ToolRemember: true, ToolCreate: true, ToolCreate
 // about work on their computer, or where the node already drives sessions (codeTalk); a turn
 // carrying on work (a card's answer, a report, a resume) keeps them all.
 func toolsFor(t Turn, r Room, n Node, text string, codeTalk bool) []string {
+	if n.ParentID != "" {
+		return helperTools(n)
+	}
 	carryOn := t.Reason != ReasonMessage
 	aboutNodes := carryOn || nodeWordsRe.MatchString(text)
 	var out []string
@@ -64,13 +67,17 @@ func toolsFor(t Turn, r Room, n Node, text string, codeTalk bool) []string {
 	if t.Reason == ReasonQuestion {
 		out = append(out, ToolAnswerQuestion) // a question turn is its owner's: the run was
 	}
+	if t.ByOwner && isConvLane(t.Lane) && (aboutNodes || helperWordsRe.MatchString(text)) {
+		out = append(out, ToolHelper)
+	}
 	out = append(out, workToolsFor(t)...)
 	return append(out, planToolsFor(t, r, n)...)
 }
 
 var (
-	nodeWordsRe = regexp.MustCompile(`(?i)\b(nodes?|crews?|teams?|teammates?|helpers?|members?|researcher|developer|tester|writer|designer|analyst|manager)\b`)
-	crewWordsRe = regexp.MustCompile(`(?i)\b(crews?|post|tell|report|room)\b`)
+	nodeWordsRe   = regexp.MustCompile(`(?i)\b(nodes?|crews?|teams?|teammates?|helpers?|members?|researcher|developer|tester|writer|designer|analyst|manager)\b`)
+	helperWordsRe = regexp.MustCompile(`(?i)\b(second opinion|audit|review|independent(ly)?|in parallel|side task)\b`)
+	crewWordsRe   = regexp.MustCompile(`(?i)\b(crews?|post|tell|report|room)\b`)
 	// codeWordsRe finds work for a coding agent: its words, an agent's name, or a path.
 	codeWordsRe = regexp.MustCompile(`(?i)\b(code|coding|program|bugs?|fix(es|ed|ing)?|build|implement|refactor|tests?|repo|repository|folders?|directory|files?|projects?|agents?|claude|codex|cursor|copilot|gemini|opencode|sessions?|runs?|commit|branch|merge|pull request|PR|deploy|scripts?|functions?|compile|lint|write|change|update|add|apps?|site|website|server|steer|queue|stop)\b|~/|\B/[\w.-]+/|\.[a-z]{1,4}\b`)
 )
@@ -187,6 +194,7 @@ func Tools() []tools.Tool {
 				return c.s.delegate(ctx, c, in)
 			}}),
 		routinesTool(read),
+		helperTool(read),
 	}, append(append(SessionTools(), planTools()...), workToolDefs(read)...)...)
 }
 
@@ -301,4 +309,14 @@ func (s *Service) talksOfCode(ctx context.Context, nodeID, roomID string) bool {
 			return b, sc.Scan(&b)
 		})
 	return err == nil && codeWordsRe.MatchString(strings.Join(bodies, "\n"))
+}
+
+// helperTools are a helper's tools: it reads, and with its parent's sessions grant it runs its
+// own agent session; it never makes, posts or remembers.
+func helperTools(n Node) []string {
+	out := []string{ToolOverview}
+	if n.Autonomy.Can == CanSessions {
+		out = append(out, sessionTools...)
+	}
+	return out
 }
