@@ -282,3 +282,16 @@ func (s *Service) PromoteHelper(ctx context.Context, ref string) (Node, error) {
 	}
 	return s.Node(ctx, h.ID)
 }
+
+// stopHelpers stops the turns and agent runs of a paused node's helpers.
+func (s *Service) stopHelpers(ctx context.Context, parent string) {
+	ids, err := queryAll(ctx, s.cfg.Store.Reader(), "read a node's helpers", "SELECT id FROM node_agents WHERE parent_node_id = ?",
+		[]any{parent}, scanString)
+	if err != nil {
+		return
+	}
+	for _, id := range ids {
+		s.stopNode(id)
+		s.stopNodeRuns(ctx, id)
+	}
+}

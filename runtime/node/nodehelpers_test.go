@@ -89,11 +89,12 @@ func TestHelpersReportTogetherOnce(t *testing.T) {
 	}
 }
 
-// A node has at most its number of helpers working at once, and a helper brings in none.
+// A node has at most its number of helpers working at once, a helper brings in none, and pausing
+// the node stops its helpers' turns.
 func TestHelperLimits(t *testing.T) {
 	f := newFixture(t)
 	n := f.node("Scout")
-	f.model.Script(enginetest.Hang().When(enginetest.Match{SystemContains: "temporary helper"}))
+	f.model.Script(enginetest.Hang().When(enginetest.Match{SystemContains: "temporary helper"}).Forever())
 	ctx := context.Background()
 	c := &turnCtx{s: f.svc, rt: &runningTurn{turn: Turn{ID: "trn_a", ByOwner: true, Lane: convLane(n.DMRoomID, false)}}, node: n, room: Room{ID: n.DMRoomID}}
 	var helper Node
@@ -111,4 +112,14 @@ func TestHelperLimits(t *testing.T) {
 	if _, _, err := f.svc.bringHelper(ctx, hc, helperIn{Task: "A helper's helper"}); err == nil {
 		t.Fatal("a helper brought in a helper")
 	}
+	paused := StatusPaused
+	if _, err := f.svc.Update(ctx, n.ID, NodeChange{Status: &paused}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor("the helpers' turns to stop", func() bool {
+		var live int
+		f.st.Reader().QueryRow(`SELECT count(*) FROM node_turns WHERE status IN ('queued', 'running')
+			AND node_id IN (SELECT id FROM node_agents WHERE parent_node_id = ?)`, n.ID).Scan(&live)
+		return live == 0
+	})
 }

@@ -385,6 +385,7 @@ func (s *Service) Update(ctx context.Context, ref string, c NodeChange) (Node, e
 	if pausing {
 		s.stopNode(n.ID)
 		s.stopNodeRuns(ctx, n.ID)
+		s.stopHelpers(ctx, n.ID)
 	}
 	s.wake()
 	return s.Node(ctx, n.ID)

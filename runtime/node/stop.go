@@ -121,8 +121,10 @@ func (s *Service) pausedTx(t *ledger.Tx, n Node) error {
 			line += fmt.Sprintf(" Took %s out of its sessions' queues.", plural(dropped, "queued message", "queued messages"))
 		}
 	}
-	if _, err := t.ExecContext(t.Context(), "UPDATE node_turns SET status = 'stopped', ended_at = ? WHERE node_id = ? AND status = 'queued'",
-		store.Stamp(t.Now()), n.ID); err != nil {
+	// Its helpers' turns stop with it.
+	if _, err := t.ExecContext(t.Context(), `UPDATE node_turns SET status = 'stopped', ended_at = ? WHERE status = 'queued'
+		AND (node_id = ? OR node_id IN (SELECT id FROM node_agents WHERE parent_node_id = ?))`,
+		store.Stamp(t.Now()), n.ID, n.ID); err != nil {
 		return err
 	}
 	line += " Write to me to resume."
