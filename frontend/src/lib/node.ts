@@ -188,6 +188,7 @@ export const nodeApi = {
   createNode: (n: NewNode) => request<Node>('POST', '/api/node/nodes', n),
   updateNode: (id: string, c: NodeChange) => request<Node>('PATCH', `/api/node/nodes/${enc(id)}`, c),
   deleteNode: (id: string) => request<unknown>('DELETE', `/api/node/nodes/${enc(id)}`),
+  promote: (id: string) => request<Node>('POST', `/api/node/nodes/${enc(id)}/promote`),
   memory: (id: string) =>
     request<{ memories?: Memory[] | null; memory?: Memory[] | null }>('GET', `/api/node/nodes/${enc(id)}/memory`).then(
       (r) => r.memories ?? r.memory ?? [],

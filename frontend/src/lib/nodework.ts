@@ -159,4 +159,7 @@ export const workApi = {
   dropQueued: (sessionId: string, jobId: string) =>
     request<unknown>('DELETE', `/api/node/sessions/${encodeURIComponent(sessionId)}/queue/${encodeURIComponent(jobId)}`),
   stopPlan: (missionId: string) => request<unknown>('POST', `/api/node/plans/${encodeURIComponent(missionId)}/stop`, {}),
+  handOver: (sessionId: string, nodeId: string) =>
+    request<{ ok: boolean; nodeId: string }>('POST', `/api/node/sessions/${encodeURIComponent(sessionId)}/hand-over`, { nodeId }),
+  deleteSession: (sessionId: string) => request<unknown>('DELETE', `/api/node/sessions/${encodeURIComponent(sessionId)}`),
 };
