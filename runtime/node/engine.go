@@ -238,7 +238,7 @@ func (s *Service) addReceipt(rt *runningTurn, r Receipt) {
 	}
 }
 
-// every runs f every d until the service closes.
+// every runs f at once, then every d until the service closes.
 func (s *Service) every(d time.Duration, what string, f func(context.Context) error) {
 	s.wg.Add(1)
 	go func() {
@@ -246,13 +246,13 @@ func (s *Service) every(d time.Duration, what string, f func(context.Context) er
 		tick := time.NewTicker(d)
 		defer tick.Stop()
 		for {
+			if err := f(s.life); err != nil && s.life.Err() == nil {
+				s.log.Warn("node: "+what, "err", err)
+			}
 			select {
 			case <-s.life.Done():
 				return
 			case <-tick.C:
-			}
-			if err := f(s.life); err != nil && s.life.Err() == nil {
-				s.log.Warn("node: "+what, "err", err)
 			}
 		}
 	}()

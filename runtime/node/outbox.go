@@ -64,23 +64,11 @@ func (s *Service) deliverSoon() {
 
 // sweepOutbox delivers what is left every OutboxSweep until the service closes.
 func (s *Service) sweepOutbox() {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		tick := time.NewTicker(OutboxSweep)
-		defer tick.Stop()
-		for {
-			if err := s.deliverOutbox(s.life); err != nil && s.life.Err() == nil {
-				s.log.Warn("node: deliver mission effects", "err", err)
-			}
-			s.sweepRuns(s.life)
-			select {
-			case <-s.life.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
+	s.every(OutboxSweep, "deliver mission effects", func(ctx context.Context) error {
+		err := s.deliverOutbox(ctx)
+		s.sweepRuns(ctx)
+		return err
+	})
 }
 
 // deliverOutbox delivers every pending effect, each in its own transaction with its mark.

@@ -28,23 +28,11 @@ func (s *Service) startRoutines() {
 		every = time.Duration(envInt("ENSEMBLE_NODE_ROUTINE_TICK_MS", int(RoutineTick/time.Millisecond))) * time.Millisecond
 	}
 	s.watchChanges()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			if err := s.tickRoutines(s.life); err != nil && s.life.Err() == nil {
-				s.log.Warn("node: the routines' tick", "err", err)
-			}
-			s.expireCards(s.life)
-			select {
-			case <-s.life.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
+	s.every(every, "the routines' tick", func(ctx context.Context) error {
+		err := s.tickRoutines(ctx)
+		s.expireCards(ctx)
+		return err
+	})
 }
 
 // routineLane is the work lane of a routine's runs; routineOfLane reads the routine back.

@@ -23,16 +23,7 @@ func TestSessionDeleteAlwaysAsks(t *testing.T) {
 		enginetest.Say("Deleted, as you approved."),
 	)
 	sf.post(n.DMRoomID, "Delete the parser session, we are done with it.")
-	var card Message
-	sf.waitFor("the card", func() bool {
-		for _, m := range sf.messages(n.DMRoomID) {
-			if m.Kind == KindApproval {
-				card = m
-				return true
-			}
-		}
-		return false
-	})
+	card := sf.waitCard(n.DMRoomID)
 	if got, _ := sf.js.Get(ctx, j.ID); !card.Private || !strings.Contains(card.Body, "delete the agent session "+j.ID) || got.Status != jobs.Running {
 		t.Fatalf("before the answer: card %q (private %v), run %s; want an owner-only card and the run going on", card.Body, card.Private, got.Status)
 	}

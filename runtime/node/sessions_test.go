@@ -129,6 +129,22 @@ func (sf *sessFix) start(n Node, title string) jobs.Job {
 	return j
 }
 
+// waitCard waits for the first card in room.
+func (sf *sessFix) waitCard(room string) Message {
+	sf.t.Helper()
+	var card Message
+	sf.waitFor("the card", func() bool {
+		for _, m := range sf.messages(room) {
+			if m.Kind == KindApproval {
+				card = m
+				return true
+			}
+		}
+		return false
+	})
+	return card
+}
+
 func (sf *sessFix) waitJob(id string, ok func(jobs.Job) bool, what string) jobs.Job {
 	sf.t.Helper()
 	var j jobs.Job
@@ -473,16 +489,7 @@ func TestSessionStartAsksFirst(t *testing.T) {
 		enginetest.Say("Started, as you approved."),
 	)
 	sf.post(n.DMRoomID, "Fix the login retry.")
-	var card Message
-	sf.waitFor("the card", func() bool {
-		for _, m := range sf.messages(n.DMRoomID) {
-			if m.Kind == KindApproval {
-				card = m
-				return true
-			}
-		}
-		return false
-	})
+	card := sf.waitCard(n.DMRoomID)
 	if !card.Private || !strings.Contains(card.Body, "Fix the login") || sf.agent.starts() != 0 ||
 		sf.count("SELECT count(*) FROM node_runs") != 0 {
 		t.Fatalf("before the answer: card %+v, %d agent starts; want an owner-only card and nothing started", card, sf.agent.starts())
