@@ -87,6 +87,8 @@ type Service struct {
 
 	sessMu sync.Mutex // orders the changes to agent sessions' queues (sessions.go)
 
+	outside outsideWatches // what live node runs change outside their folders (outsidewatch.go)
+
 	life    context.Context
 	endLife context.CancelFunc
 	wg      sync.WaitGroup
@@ -124,6 +126,7 @@ func New(cfg Config) *Service {
 func (s *Service) Close() {
 	s.endLife()
 	s.wg.Wait()
+	s.outside.forget(time.Time{})
 }
 
 func (s *Service) now() time.Time { return s.cfg.Now().UTC() }

@@ -271,6 +271,12 @@ func (s *Service) runChanged(ctx context.Context, jobID string) {
 	if err != nil {
 		return
 	}
+	if !j.Status.Ended() && j.FolderKind == jobs.FolderNamed {
+		// A folder of Ensemble's own (workspace, clone, worktree) sits beside other runs'.
+		s.outside.start(j.ID, j.WorkDir)
+	} else if j.Status.Ended() {
+		s.outside.end(j.ID, s.now())
+	}
 	if j.Status.Ended() {
 		if err := s.runEnded(ctx, r, j); err != nil {
 			s.log.Warn("node: hear a run's end", "job", jobID, "err", err)

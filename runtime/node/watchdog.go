@@ -161,6 +161,7 @@ func (s *Service) checkWatchdog(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	s.outside.forget(s.now().Add(-outsideWindow))
 	lim := DefaultWatchLimits()
 	for _, r := range runs {
 		j, err := s.cfg.Jobs.Get(ctx, r.JobID)
@@ -189,6 +190,7 @@ func (s *Service) factsOf(ctx context.Context, j jobs.Job) RunFacts {
 	for _, c := range j.Changes {
 		f.Changed = append(f.Changed, c.Path)
 	}
+	f.Changed = append(f.Changed, s.outside.seen(j.ID)...)
 	evs, err := s.cfg.Jobs.Events(ctx, j.ID, 0, 2000)
 	if err != nil {
 		return f
@@ -200,6 +202,9 @@ func (s *Service) factsOf(ctx context.Context, j jobs.Job) RunFacts {
 		var tr jobs.Trace
 		if json.Unmarshal(ev.Data, &tr) != nil {
 			continue
+		}
+		if p := editedPath(tr.Tool, tr.Input); p != "" {
+			f.Changed = append(f.Changed, p)
 		}
 		if tr.Failed {
 			msg := tr.Output
