@@ -17,6 +17,12 @@ import (
 
 // sendToSession sends a message to a session (spec 002 §8.3): queue, steer or replace.
 func (s *Service) sendToSession(ctx context.Context, o origin, root, title, prompt, delivery string) (nodeRun, error) {
+	return s.sendWith(ctx, o, root, title, prompt, delivery, SettingSet{})
+}
+
+// sendWith is sendToSession with run settings for the message; each one left out is kept from the
+// session (spec 002 §8.10).
+func (s *Service) sendWith(ctx context.Context, o origin, root, title, prompt, delivery string, set SettingSet) (nodeRun, error) {
 	if s.cfg.Jobs == nil {
 		return nodeRun{}, errNoJobs
 	}
@@ -35,6 +41,13 @@ func (s *Service) sendToSession(ctx context.Context, o origin, root, title, prom
 	}
 	if err := s.refuseDeleted(ctx, root); err != nil {
 		return nodeRun{}, err
+	}
+	if set.Model != "" {
+		if j, err := s.cfg.Jobs.Get(ctx, root); err == nil {
+			if err := modelFit(ctx, j.Agent, set.Model, nil); err != nil {
+				return nodeRun{}, err
+			}
+		}
 	}
 	if strings.TrimSpace(title) == "" {
 		title = oneLineOf(prompt, 60)
@@ -71,7 +84,8 @@ func (s *Service) sendToSession(ctx context.Context, o origin, root, title, prom
 			pos = 1
 		}
 		queued = nodeRun{ID: ledger.NewID("nrn_"), NodeID: o.node.ID, RoomID: o.roomID, Lane: o.lane, Private: o.private, ByOwner: o.byOwner,
-			TurnID: o.turnID, Root: root, Title: title, Prompt: prompt, State: runQueued, Position: pos}
+			TurnID: o.turnID, Root: root, Title: title, Prompt: prompt, State: runQueued, Position: pos,
+			Settings: RunSettings{Requested: set}}
 		if err := insertRunTx(tx, queued); err != nil {
 			return err
 		}

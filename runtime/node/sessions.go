@@ -318,6 +318,15 @@ func (s *Service) startSession(ctx context.Context, o origin, in RunRequest) (jo
 			return jobs.Job{}, nil, err
 		}
 	}
+	if req.Settings.Model != nil {
+		var ready func(context.Context, string) error
+		if s.cfg.Runs != nil {
+			ready = s.cfg.Runs.CheckAgent
+		}
+		if err := modelFit(ctx, req.Agent, *req.Settings.Model, ready); err != nil {
+			return jobs.Job{}, nil, err
+		}
+	}
 	if !in.NewSession && req.RepoURL == "" {
 		fits, err := s.fits(ctx, o.node.ID, req)
 		if err != nil {

@@ -537,3 +537,27 @@ func TestSessionStartOffersItsOwnFits(t *testing.T) {
 		t.Fatalf("Bo's start: %+v, fits %+v, %v; want a new session, Ana's not offered", j, fits, err)
 	}
 }
+
+// A message sent with a model runs on it; what it leaves out is kept from the session.
+func TestSessionSendTakesRunSettings(t *testing.T) {
+	sf := newSessFix(t)
+	sf.model.Script(enginetest.Say("Noted.").Forever())
+	n := sf.node("Dev")
+	ctx := context.Background()
+	first := sf.start(n, "First")
+	sf.waitJob(first.ID, running, "the first run")
+	sf.agent.next <- "Done."
+	sf.waitJob(first.ID, ended, "the first run to end")
+	r, err := sf.svc.sendWith(ctx, dmOrigin(n), first.ID, "", "Again, on the bigger model.", DeliverQueue, SettingSet{Model: "stand-in-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = sf.waitRunStarted(r.ID)
+	j := sf.waitJob(r.JobID, running, "the second run")
+	if j.Settings.Model != "stand-in-2" || j.Agent != "stand-in" || j.WorkDir != sf.folder {
+		t.Fatalf("the second run is %s on %q in %s; want stand-in on stand-in-2 in the session's folder", j.Agent, j.Settings.Model, j.WorkDir)
+	}
+	if got := sf.info(first.ID); got.Running == nil {
+		t.Fatalf("the session shows no run going on: %+v", got)
+	}
+}

@@ -56,6 +56,9 @@ type sessionSendIn struct {
 	Prompt   string `json:"prompt" jsonschema:"the message to the agent" check:"minLength=1,maxLength=100000"`
 	Title    string `json:"title,omitempty" jsonschema:"a short title for it" check:"maxLength=200"`
 	Delivery string `json:"delivery,omitempty" jsonschema:"queue (default): after what is queued; steer: change the run going on now; replace: drop the queue and stop the run going on, then run this" check:"enum=queue|steer|replace"`
+	Model    string `json:"model,omitempty" jsonschema:"a model for this message; the session's when left out" check:"maxLength=100"`
+	Effort   string `json:"effort,omitempty" jsonschema:"a thinking level for this message; the session's when left out" check:"maxLength=20"`
+	Context  string `json:"context,omitempty" jsonschema:"standard or long; the session's when left out" check:"enum=standard|long"`
 }
 
 type sessionStopIn struct {
@@ -108,9 +111,9 @@ func SessionTools() []tools.Tool {
 					delivery := cmpOr(in.Delivery, DeliverQueue)
 					body := fmt.Sprintf("%s asks to send session %s (%s): %s", c.node.Name, root, delivery, oneLineOf(in.Prompt, 300))
 					return c.s.cardAndWait(ctx, c, body, Card{Type: "session", RoomID: turnOrigin(c).roomID,
-						Session: &SessionCall{Send: &SendCall{Session: root, Title: in.Title, Prompt: in.Prompt, Delivery: delivery}}})
+						Session: &SessionCall{Send: &SendCall{Session: root, Title: in.Title, Prompt: in.Prompt, Delivery: delivery, Settings: in.settings()}}})
 				}
-				r, err := c.s.sendToSession(ctx, turnOrigin(c), root, in.Title, in.Prompt, in.Delivery)
+				r, err := c.s.sendWith(ctx, turnOrigin(c), root, in.Title, in.Prompt, in.Delivery, in.settings())
 				if err != nil {
 					return tools.Result{}, err
 				}
@@ -318,10 +321,15 @@ type SessionCall struct {
 
 // SendCall is a held node_session_send.
 type SendCall struct {
-	Session  string `json:"session"`
-	Title    string `json:"title,omitempty"`
-	Prompt   string `json:"prompt"`
-	Delivery string `json:"delivery"`
+	Session  string     `json:"session"`
+	Title    string     `json:"title,omitempty"`
+	Prompt   string     `json:"prompt"`
+	Delivery string     `json:"delivery"`
+	Settings SettingSet `json:"settings,omitzero"`
+}
+
+func (in sessionSendIn) settings() SettingSet {
+	return SettingSet{Model: in.Model, Effort: in.Effort, Context: in.Context}
 }
 
 // sessionCardWork runs an approved session card's call, as the node, in the thread it asked from.
@@ -349,7 +357,7 @@ func (s *Service) sessionCardWork(ctx context.Context, c Card) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		r, err := s.sendToSession(ctx, o, root, sc.Title, sc.Prompt, sc.Delivery)
+		r, err := s.sendWith(ctx, o, root, sc.Title, sc.Prompt, sc.Delivery, sc.Settings)
 		if err != nil {
 			return "", err
 		}
