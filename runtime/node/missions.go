@@ -213,21 +213,8 @@ func (s *Service) createMissionTx(t *ledger.Tx, r Room, lead Node, p PlanInput, 
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, r.ID, lead.ID, p.Goal, string(contract), b2i(byOwner), now, now); err != nil {
 		return Mission{}, fmt.Errorf("node: store a mission: %w", err)
 	}
-	slugs := map[string]string{}
-	for _, mb := range r.Members {
-		slugs[mb.Slug] = mb.NodeID
-	}
-	for i, st := range p.Steps {
-		after, _ := json.Marshal(nonNil(st.After))
-		integ, _ := json.Marshal(nonNil(st.Integrates))
-		reqs, _ := json.Marshal(nonNil(st.RequirementIDs))
-		run, _ := json.Marshal(st.Run)
-		if _, err := t.ExecContext(ctx, `INSERT INTO node_steps (mission_id, id, position, node_id, kind, brief, after, verifies,
-			integrates, requirement_ids, run, conversation_id, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, st.ID, i, slugs[st.To], st.Kind, st.Brief, string(after), st.Verifies, string(integ), string(reqs), string(run),
-			ledger.NewID("cnv_"), now); err != nil {
-			return Mission{}, fmt.Errorf("node: store a step: %w", err)
-		}
+	if err := insertStepsTx(t, id, r, p.Steps, 0); err != nil {
+		return Mission{}, err
 	}
 	card, err := s.insertMessageTx(t, Message{RoomID: r.ID, Author: AuthorNode, NodeID: lead.ID, Kind: KindPlan, Body: p.Goal,
 		Data: json.RawMessage(`{"missionId":"` + id + `"}`), Private: true, TurnID: turnID})
@@ -242,6 +229,29 @@ func (s *Service) createMissionTx(t *ledger.Tx, r Room, lead Node, p PlanInput, 
 		return Mission{}, err
 	}
 	return s.advanceTx(t, m)
+}
+
+// insertStepsTx stores steps of mission id from position from on, each for the member of r its
+// To names.
+func insertStepsTx(t *ledger.Tx, id string, r Room, steps []PlanStep, from int) error {
+	slugs := map[string]string{}
+	for _, mb := range r.Members {
+		slugs[mb.Slug] = mb.NodeID
+	}
+	now := store.Stamp(t.Now())
+	for i, st := range steps {
+		after, _ := json.Marshal(nonNil(st.After))
+		integ, _ := json.Marshal(nonNil(st.Integrates))
+		reqs, _ := json.Marshal(nonNil(st.RequirementIDs))
+		run, _ := json.Marshal(st.Run)
+		if _, err := t.ExecContext(t.Context(), `INSERT INTO node_steps (mission_id, id, position, node_id, kind, brief, after, verifies,
+			integrates, requirement_ids, run, conversation_id, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, st.ID, from+i, slugs[st.To], st.Kind, st.Brief, string(after), st.Verifies, string(integ), string(reqs), string(run),
+			ledger.NewID("cnv_"), now); err != nil {
+			return fmt.Errorf("node: store a step: %w", err)
+		}
+	}
+	return nil
 }
 
 func nonNil(v []string) []string {

@@ -58,6 +58,7 @@ func planTools() []tools.Tool {
 				}
 				return c.s.stepToolReport(ctx, c, StepReport{Outcome: "blocked", Summary: in.Why, BlockedBy: in.Why})
 			}}),
+		planReviseTool(tool),
 	}
 }
 
@@ -65,7 +66,7 @@ func planTools() []tools.Tool {
 func planToolsFor(t Turn, r Room, n Node) []string {
 	var out []string
 	if t.ByOwner && isConvLane(t.Lane) && r.Kind == RoomCrew && r.Lead == n.ID {
-		out = append(out, ToolPlan)
+		out = append(out, ToolPlan, ToolPlanRevise)
 	}
 	if _, _, _, ok := stepOfTurn(t); ok {
 		out = append(out, ToolStepReport, ToolStepBlocked)
