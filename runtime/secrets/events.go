@@ -6,6 +6,7 @@ import "github.com/ensemblework/ensemble/runtime/events"
 const (
 	KindSaved   events.Kind = "secret.saved"   // data: [Saved]
 	KindRemoved events.Kind = "secret.removed" // data: [Removed]
+	KindUsed    events.Kind = "secret.use"     // data: [Used]: a secret_http call, never the value
 )
 
 // Saved is the data of a [KindSaved] event.
@@ -22,5 +23,5 @@ type Removed struct {
 
 // EventSpecs lists the secrets' kinds of event, for the catalog.
 func EventSpecs() []events.Spec {
-	return []events.Spec{{Kind: KindSaved, Payload: Saved{}}, {Kind: KindRemoved, Payload: Removed{}}}
+	return []events.Spec{{Kind: KindSaved, Payload: Saved{}}, {Kind: KindRemoved, Payload: Removed{}}, {Kind: KindUsed, Payload: Used{}}}
 }
