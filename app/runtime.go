@@ -129,9 +129,12 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	files := rec.Files(filepath.Join(cfg.DataDir, "files"))
 	work := workspace.New(st, rec, files)
 	// A run reads the person's records around its task with the bridge's own code.
+	secretHTTP := func(ctx context.Context, req secrets.HTTPRequest, by string) (secrets.HTTPAnswer, error) {
+		return sec.HTTP(ctx, req, by, nil)
+	}
 	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
 		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready, Models: agents.Models,
-		Hide: sec.Redactor().Hide, Context: work.Runs()})
+		Hide: sec.Redactor().Hide, Context: work.Runs(), SecretHTTP: secretHTTP})
 	if err := js.Start(ctx); err != nil {
 		ln.Close()
 		st.Close()
@@ -182,7 +185,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 		cfg.Log.Warn("assistant: held writes not asked again on Needs me", "err", err)
 	}
 	nodes := node.New(node.Config{Store: st, Writer: w, Bus: bus, Assistant: asst, Records: rec, Needs: nd, Log: cfg.Log,
-		Jobs: js, Sessions: ss, Runs: tools.NewRuns(js, ss, prof)})
+		Jobs: js, Sessions: ss, Runs: tools.NewRuns(js, ss, prof), SecretHTTP: secretHTTP})
 	if err := nodes.Start(ctx); err != nil {
 		cfg.Log.Warn("node: the turn queue did not start", "err", err)
 	}

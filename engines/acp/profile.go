@@ -105,7 +105,7 @@ func withModel(a []string, spec engines.Spec) []string {
 }
 
 // ensembleTools are Ensemble's own MCP tools, which run without asking (ENSEMBLE_OWN_TOOLS).
-var ensembleTools = []string{"ask_person", "report_result", "attach_evidence", "ensemble_context", "ensemble_search"}
+var ensembleTools = []string{"ask_person", "report_result", "attach_evidence", "ensemble_context", "ensemble_search", "secret_http"}
 
 // Profiles are the ACP agents this package runs, in the spec's order.
 func Profiles() []Profile {

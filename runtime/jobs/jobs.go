@@ -33,6 +33,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -218,9 +219,12 @@ type Options struct {
 	// Drivers are the agents there are, by name.
 	Drivers map[string]engines.Driver
 	// Asker is Needs me; nil refuses what would need the person, saying why.
-	Asker   Asker
-	DataDir string // Ensemble's data folder: workspace and worktrees live under it
-	Home    string // the person's home folder; os.UserHomeDir when empty
+	Asker Asker
+	// SecretHTTP makes a run's secret_http call (runtime/secrets' Store.HTTP); nil leaves the
+	// tool off the run's MCP server.
+	SecretHTTP func(ctx context.Context, req secrets.HTTPRequest, by string) (secrets.HTTPAnswer, error)
+	DataDir    string // Ensemble's data folder: workspace and worktrees live under it
+	Home       string // the person's home folder; os.UserHomeDir when empty
 	// Ready says whether an agent can run now (installed, signed in); nil skips the check.
 	Ready func(ctx context.Context, agent string) error
 	// Models is the catalog an agent reported (detection); a run's thinking level, context window

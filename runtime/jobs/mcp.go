@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 )
 
 // A run's own MCP server: every engine is given it (engines.Spec.MCP) so that the agent can ask
@@ -132,6 +133,22 @@ func (r *run) mcp() *mcp.Server {
 			return toolText(fmt.Sprintf("Attached %s as %s.", ev.Name, ev.ID)), ev, nil
 		})
 	r.addReadTools(srv)
+	if r.s.opts.SecretHTTP != nil {
+		mcp.AddTool(srv, &mcp.Tool{Name: "secret_http", Title: "Request with a secret", Annotations: own,
+			Description: "Make an HTTPS request with one of the person's saved secrets put in where {{NAME}} appears in a header or the body, " +
+				"only to that secret's allowed origins. You never see the value: it is hidden in the answer. No redirects are followed."},
+			func(ctx context.Context, req *mcp.CallToolRequest, in secrets.HTTPRequest) (*mcp.CallToolResult, any, error) {
+				if !r.job.Settings.Internet {
+					return toolRefusal(fmt.Errorf("this run's internet is off, so it sends no request with a secret")), nil, nil
+				}
+				a, err := r.s.opts.SecretHTTP(ctx, in, "run "+r.job.ID)
+				if err != nil {
+					return toolRefusal(err), nil, nil
+				}
+				raw, _ := json.Marshal(a)
+				return toolText(string(raw)), nil, nil
+			})
+	}
 	return srv
 }
 

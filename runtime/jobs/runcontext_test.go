@@ -41,7 +41,7 @@ func (f *fakeContext) Search(ctx context.Context, task string, in SearchInput) (
 }
 
 // runClient starts a run that holds, serves its MCP server and connects to it as the agent would.
-func runClient(t *testing.T, rc RunContext) (*env, Job, *mcp.ClientSession) {
+func runClient(t *testing.T, rc RunContext, opts ...func(*Options)) (*env, Job, *mcp.ClientSession) {
 	t.Helper()
 	hold := make(chan struct{})
 	t.Cleanup(func() { close(hold) })
@@ -50,8 +50,12 @@ func runClient(t *testing.T, rc RunContext) (*env, Job, *mcp.ClientSession) {
 	var h http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
-	e.svc = New(Options{Store: e.st, Writer: e.w, Records: e.rec, Drivers: map[string]engines.Driver{"fake": e.driver},
-		Asker: e.asker, DataDir: e.data, Home: "/home/nobody", Timing: e.timing, MCPURL: srv.URL, Context: rc})
+	o := Options{Store: e.st, Writer: e.w, Records: e.rec, Drivers: map[string]engines.Driver{"fake": e.driver},
+		Asker: e.asker, DataDir: e.data, Home: "/home/nobody", Timing: e.timing, MCPURL: srv.URL, Context: rc}
+	for _, f := range opts {
+		f(&o)
+	}
+	e.svc = New(o)
 	h = e.svc.MCPHandler()
 	if err := e.svc.Start(context.Background()); err != nil {
 		t.Fatal(err)

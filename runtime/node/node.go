@@ -18,6 +18,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 	"github.com/ensemblework/ensemble/runtime/sessions"
 	"github.com/ensemblework/ensemble/runtime/store"
 	"github.com/ensemblework/ensemble/runtime/tools"
@@ -58,9 +59,12 @@ type Config struct {
 	// checks agents and fills run profiles; either may be nil.
 	Jobs     *jobs.Service
 	Sessions *sessions.Service
-	Runs     tools.Runs
-	Now      func() time.Time
-	Log      *slog.Logger
+	// SecretHTTP makes a node's secret_http call (runtime/secrets' Store.HTTP); nil leaves the
+	// tool off.
+	SecretHTTP func(ctx context.Context, req secrets.HTTPRequest, by string) (secrets.HTTPAnswer, error)
+	Runs       tools.Runs
+	Now        func() time.Time
+	Log        *slog.Logger
 	// Talk and Work are the conversation and work turns that run at once; PerNode the work turns
 	// one node runs at once. Zero takes the defaults (4, 4, 3).
 	Talk, Work, PerNode int

@@ -67,6 +67,9 @@ func toolsFor(t Turn, r Room, n Node, text string, codeTalk bool) []string {
 	if t.Reason == ReasonQuestion {
 		out = append(out, ToolAnswerQuestion) // a question turn is its owner's: the run was
 	}
+	if t.ByOwner && (carryOn || secretWordsRe.MatchString(text)) {
+		out = append(out, ToolSecretHTTP)
+	}
 	if t.ByOwner && isConvLane(t.Lane) && (aboutNodes || helperWordsRe.MatchString(text)) {
 		out = append(out, ToolHelper)
 	}
@@ -195,6 +198,7 @@ func Tools() []tools.Tool {
 			}}),
 		routinesTool(read),
 		helperTool(read),
+		secretHTTPTool(read),
 	}, append(append(SessionTools(), planTools()...), workToolDefs(read)...)...)
 }
 

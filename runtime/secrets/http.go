@@ -71,7 +71,7 @@ func (s *Store) HTTP(ctx context.Context, req HTTPRequest, by string, client *ht
 		return HTTPAnswer{}, err
 	}
 	if len(allow) == 0 {
-		return HTTPAnswer{}, problem.Invalid("The secret %s has no allowed destination; its owner allows one with `ensemble secrets allow %s https://…`.", name, name)
+		return HTTPAnswer{}, problem.Invalid("The secret %s has no allowed destination; its owner allows one with `ensemble secrets set %s --allow https://…`.", name, name)
 	}
 	value, err := s.Get(ctx, name)
 	if err != nil {
