@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"filippo.io/age"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -64,6 +65,32 @@ func TestTasksCommands(t *testing.T) {
 	}
 	if code, out = ensemble(t, data, "backup", dest); code != 1 || !strings.Contains(out, "already exists") {
 		t.Errorf("backup over a file: %d %q", code, out)
+	}
+	// An age backup to a recipient restores into a fresh data folder with the identity only.
+	ageID, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idFile := filepath.Join(t.TempDir(), "key.txt")
+	if err := os.WriteFile(idFile, []byte(ageID.String()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sealed := filepath.Join(t.TempDir(), "ensemble.age")
+	if code, out = ensemble(t, data, "backup", sealed, "--to", ageID.Recipient().String()); code != 0 || !strings.HasPrefix(out, "Backed up ") {
+		t.Errorf("backup --to: %d %q", code, out)
+	}
+	fresh := filepath.Join(t.TempDir(), "restored")
+	if code, out = ensemble(t, "--data="+fresh, "restore", sealed); code != 1 || !strings.Contains(out, "--identity FILE or --passphrase") {
+		t.Errorf("restore without an identity: %d %q", code, out)
+	}
+	if code, out = ensemble(t, "--data="+fresh, "restore", sealed, "--identity", idFile); code != 0 || !strings.HasPrefix(out, "Restored ") {
+		t.Errorf("restore: %d %q", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(fresh, "ensemble.db")); err != nil {
+		t.Errorf("the restored folder has no database: %v", err)
+	}
+	if code, out = ensemble(t, "--data="+fresh, "restore", sealed, "--identity", idFile); code != 1 || !strings.Contains(out, "already holds a database") {
+		t.Errorf("restore over a database: %d %q", code, out)
 	}
 	if code, out = ensemble(t, data, "open", "--print"); code != 0 || !strings.HasPrefix(out, rt.URL+"/auth/signin?code=") {
 		t.Errorf("open --print: %d %q", code, out)
