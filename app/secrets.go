@@ -45,7 +45,7 @@ fingerprint on the page with 'ensemble secrets fingerprint'.`,
 	}
 	cmd.SetFlagErrorFunc(flagError)
 	cmd.AddCommand(newSecretsListCmd(g), newSecretsSetCmd(g), newSecretsRemoveCmd(g), newSecretsFingerprintCmd(g),
-		newSecretsSetKeyCmd(g))
+		newSecretsSetKeyCmd(g), newSecretsRecipientCmd(g), newSecretsExportCmd(g), newSecretsImportCmd(g))
 	return cmd
 }
 

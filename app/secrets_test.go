@@ -93,3 +93,41 @@ func TestSecretsCommands(t *testing.T) {
 		t.Fatalf("help: %d %q", code, out)
 	}
 }
+
+// Secrets exported for another data folder's recipient import there, through its runtime, with
+// their allowed origins; the export opens nowhere else and holds no value in the clear.
+func TestSecretsExportImport(t *testing.T) {
+	from, to := startTestRuntime(t), startTestRuntime(t)
+	const value = "rk_live_moved-secret-value"
+	if code, out := ensembleIn(t, value+"\n", "--data="+from.cfg.DataDir, "secrets", "set", "STRIPE_API_KEY", "--allow", "https://api.stripe.com"); code != 0 {
+		t.Fatalf("set: %q", out)
+	}
+	code, out := ensembleIn(t, "", "--data="+to.cfg.DataDir, "secrets", "recipient")
+	recipient := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(recipient, "age1") {
+		t.Fatalf("recipient: %d %q", code, out)
+	}
+	if _, again := ensembleIn(t, "", "--data="+to.cfg.DataDir, "secrets", "recipient"); strings.TrimSpace(again) != recipient {
+		t.Fatalf("the recipient changed: %q then %q", recipient, again)
+	}
+	file := filepath.Join(t.TempDir(), "moved.age")
+	if code, out := ensembleIn(t, "", "--data="+from.cfg.DataDir, "secrets", "export", file, "--to", recipient); code != 0 || !strings.Contains(out, "Exported 1 secret") {
+		t.Fatalf("export: %d %q", code, out)
+	}
+	if b, _ := os.ReadFile(file); bytes.Contains(b, []byte(value)) || bytes.Contains(b, []byte("STRIPE_API_KEY")) {
+		t.Fatal("the export holds a name or value in the clear")
+	}
+	if code, out := ensembleIn(t, "", "--data="+from.cfg.DataDir, "secrets", "import", file); code != 1 || !strings.Contains(out, "does not open here") {
+		t.Fatalf("import where it was not exported to: %d %q", code, out)
+	}
+	if code, out := ensembleIn(t, "", "--data="+to.cfg.DataDir, "secrets", "import", file); code != 0 || !strings.Contains(out, "Imported 1 secret: STRIPE_API_KEY") {
+		t.Fatalf("import: %d %q", code, out)
+	}
+	v, err := to.secrets.Get(context.Background(), "STRIPE_API_KEY")
+	if err != nil || v != value {
+		t.Fatalf("the imported secret reads %q, %v", v, err)
+	}
+	if got := to.secrets.Redactor().Hide("echo " + value); strings.Contains(got, value) {
+		t.Fatalf("the receiving runtime does not hide the imported value: %q", got)
+	}
+}

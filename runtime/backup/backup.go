@@ -28,7 +28,7 @@ const dbName = "ensemble.db"
 // kept are what a backup holds besides the database, relative to the data folder: the keys the
 // secrets and the phone path need, and the person's files. Run folders, worktrees and the relay's
 // certificates are made again; api.json belongs to a running runtime.
-var kept = []string{"secret.key", "seal-key.json", "relay.json", "relay/device.key", "files", "evidence", "assistant"}
+var kept = []string{"secret.key", "seal-key.json", "age-identity.txt", "relay.json", "relay/device.key", "files", "evidence", "assistant"}
 
 // Write encrypts a backup of dataDir to w for the recipients.
 func Write(ctx context.Context, dataDir string, w io.Writer, to ...age.Recipient) error {
