@@ -19,6 +19,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/secrets"
 	"github.com/ensemblework/ensemble/runtime/store"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // Moving secrets between two of the person's computers (the desktop and the home runner): the
@@ -124,7 +125,7 @@ that computer opens it; import it there with 'ensemble secrets import FILE'.`,
 			if err := writeExport(args[0], r, list); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Exported %s to %s, encrypted for %s.\n", plural(len(list), "secret"), args[0], to)
+			fmt.Fprintf(cmd.OutOrStdout(), "Exported %s to %s, encrypted for %s.\n", tools.Plural(len(list), "secret"), args[0], to)
 			return nil
 		},
 	}
@@ -213,7 +214,7 @@ each secret in it here through the running runtime (a secret of the same name is
 				}
 				names = append(names, s.Name)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Imported %s: %s.\n", plural(len(names), "secret"), strings.Join(names, ", "))
+			fmt.Fprintf(cmd.OutOrStdout(), "Imported %s: %s.\n", tools.Plural(len(names), "secret"), strings.Join(names, ", "))
 			return nil
 		},
 	}
@@ -248,11 +249,4 @@ func keepMoved(cmd *cobra.Command, c *client, s movedSecret) error {
 		allow = []string{}
 	}
 	return c.do(cmd.Context(), http.MethodPut, "/api/secrets/"+url.PathEscape(s.Name), map[string]any{"value": s.Value, "allow": allow}, nil)
-}
-
-func plural(n int, one string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %ss", n, one)
 }

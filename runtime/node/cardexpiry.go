@@ -9,7 +9,6 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
-	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // backgroundCardLife is how long a card raised by background work (a routine's run) waits for
@@ -79,7 +78,7 @@ func (s *Service) awaited(messageID string) bool {
 	return s.waits[messageID] != nil
 }
 
-// expireCard marks one pending card expired (compare-and-set) with its mirror.
+// expireCard marks one pending card expired, with its mirror.
 func (s *Service) expireCard(ctx context.Context, id string) error {
 	var closed *needs.Decision
 	err := s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
@@ -92,16 +91,9 @@ func (s *Service) expireCard(ctx context.Context, id string) error {
 		if c.Status != CardPending {
 			return nil
 		}
+		// The one writer orders this after any answer: a card still pending here is pending.
 		c.Status = CardExpired
 		m.Data, _ = json.Marshal(c)
-		res, err := tx.ExecContext(tx.Context(), `UPDATE node_messages SET data = ?, updated_at = ? WHERE id = ? AND json_extract(data, '$.status') = 'pending'`,
-			string(m.Data), store.Stamp(tx.Now()), id)
-		if err != nil {
-			return err
-		}
-		if k, _ := res.RowsAffected(); k == 0 {
-			return nil
-		}
 		if c.DecisionID != "" {
 			d, err := needs.Expire(tx, c.DecisionID)
 			if err != nil && !errors.Is(err, needs.ErrSettled) {

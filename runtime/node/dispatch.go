@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/store"
@@ -163,35 +164,22 @@ func (s *Service) watchRuns() {
 	if s.cfg.Bus == nil || s.cfg.Jobs == nil {
 		return
 	}
-	sub := s.cfg.Bus.Subscribe(256)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer sub.Close()
-		for {
-			select {
-			case <-s.life.Done():
-				return
-			case <-sub.Done():
-				return
-			case ev := <-sub.C:
-				if ev.Kind != jobs.KindStatus {
-					continue
-				}
-				var tr jobs.Trace
-				if json.Unmarshal(ev.Data, &tr) != nil || !tr.Status.Ended() {
-					continue
-				}
-				s.wg.Add(1)
-				go func(id string) {
-					defer s.wg.Done()
-					if err := s.stepRunEnded(s.life, id); err != nil && s.life.Err() == nil {
-						s.log.Warn("node: a plan step's run ended", "run", id, "err", err)
-					}
-				}(tr.RunID)
-			}
+	s.onBus(256, "the plan steps' runs", func(ev events.Event) {
+		if ev.Kind != jobs.KindStatus {
+			return
 		}
-	}()
+		var tr jobs.Trace
+		if json.Unmarshal(ev.Data, &tr) != nil || !tr.Status.Ended() {
+			return
+		}
+		s.wg.Add(1)
+		go func(id string) {
+			defer s.wg.Done()
+			if err := s.stepRunEnded(s.life, id); err != nil && s.life.Err() == nil {
+				s.log.Warn("node: a plan step's run ended", "run", id, "err", err)
+			}
+		}(tr.RunID)
+	})
 }
 
 // stepRunEnded ends the step of a run that ended.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
@@ -253,6 +254,30 @@ func (s *Service) every(d time.Duration, what string, f func(context.Context) er
 			case <-s.life.Done():
 				return
 			case <-tick.C:
+			}
+		}
+	}()
+}
+
+// onBus hands every event on the bus to handle until the service closes, or the bus drops the
+// subscription (what names it in that warning).
+func (s *Service) onBus(size int, what string, handle func(events.Event)) {
+	sub := s.cfg.Bus.Subscribe(size)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer sub.Close()
+		for {
+			select {
+			case <-s.life.Done():
+				return
+			case <-sub.Done():
+				if s.life.Err() == nil {
+					s.log.Warn("node: stopped following "+what, "err", sub.Err())
+				}
+				return
+			case ev := <-sub.C:
+				handle(ev)
 			}
 		}
 	}()

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -77,7 +78,7 @@ func (s *Service) bringHelper(ctx context.Context, c *turnCtx, in helperIn) (Nod
 	case in.Can == CanSessions && s.cfg.Jobs == nil:
 		return Node{}, "", errNoJobs
 	}
-	can := cmpOr(in.Can, CanRead)
+	can := cmp.Or(in.Can, CanRead)
 	title := oneLineOf(in.Task, 60)
 	var helperID, roomID string
 	err := s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
@@ -91,7 +92,7 @@ func (s *Service) bringHelper(ctx context.Context, c *turnCtx, in helperIn) (Nod
 		charter := fmt.Sprintf("You are a temporary helper @%s brought in for one side task. Do it, then answer with your result in full: it goes to @%s, not to people.\n\nThe task:\n%s",
 			parent.Slug, parent.Slug, in.Task)
 		var err error
-		helperID, err = s.createTx(tx, NewNode{Name: name, Role: cmpOr(strings.TrimSpace(in.Role), "helper"), Charter: charter,
+		helperID, err = s.createTx(tx, NewNode{Name: name, Role: cmp.Or(strings.TrimSpace(in.Role), "helper"), Charter: charter,
 			Provider: parent.Provider, Model: parent.Model}, parent.ID)
 		if err != nil {
 			return err

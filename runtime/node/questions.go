@@ -246,16 +246,11 @@ func (s *Service) answerQuestion(ctx context.Context, c *turnCtx, in answerQuest
 
 // openQuestion is an open agent question by id.
 func (s *Service) openQuestion(ctx context.Context, id string) (needs.Decision, error) {
-	open, err := needs.OpenDecisions(ctx, s.cfg.Store.Reader(), 500)
-	if err != nil {
-		return needs.Decision{}, err
+	d, err := s.cfg.Needs.Get(ctx, id)
+	if err != nil || d.Kind != needs.Question || d.Status != needs.Open {
+		return needs.Decision{}, problem.Conflict("The question %q is not open: it was answered, or its run ended.", id)
 	}
-	for _, d := range open {
-		if d.ID == id && d.Kind == needs.Question {
-			return d, nil
-		}
-	}
-	return needs.Decision{}, problem.Conflict("The question %q is not open: it was answered, or its run ended.", id)
+	return d, nil
 }
 
 // quoted reports whether quote is in source word for word, letter case and spacing aside.

@@ -16,27 +16,11 @@ func (s *Service) watchChanges() {
 	if s.cfg.Bus == nil {
 		return
 	}
-	sub := s.cfg.Bus.Subscribe(256)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer sub.Close()
-		for {
-			select {
-			case <-s.life.Done():
-				return
-			case <-sub.Done():
-				if s.life.Err() == nil {
-					s.log.Warn("node: the event routines stopped watching changes", "err", sub.Err())
-				}
-				return
-			case ev := <-sub.C:
-				if err := s.routineChange(s.life, ev); err != nil && s.life.Err() == nil {
-					s.log.Warn("node: give a change to the event routines", "err", err)
-				}
-			}
+	s.onBus(256, "the event routines' changes", func(ev events.Event) {
+		if err := s.routineChange(s.life, ev); err != nil && s.life.Err() == nil {
+			s.log.Warn("node: give a change to the event routines", "err", err)
 		}
-	}()
+	})
 }
 
 // routineChange adds one task or page change to the occurrence gathering each event routine that

@@ -57,12 +57,8 @@ func (s *Service) sendWith(ctx context.Context, o origin, root, title, prompt, d
 	var queued nodeRun
 	var stopJob string
 	err := s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
-		owner, err := sessionOwner(tx.Context(), tx, root)
-		if err != nil {
+		if err := ownsTx(tx, root, o.node.ID); err != nil {
 			return err
-		}
-		if owner != o.node.ID {
-			return errSessionGone
 		}
 		live, err := s.liveRun(tx.Context(), tx, root)
 		if err != nil {
@@ -122,12 +118,8 @@ func (s *Service) stopSession(ctx context.Context, o origin, root string, keep b
 	defer s.sessMu.Unlock()
 	var stopJob string
 	err = s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
-		owner, err := sessionOwner(tx.Context(), tx, root)
-		if err != nil {
+		if err := ownsTx(tx, root, o.node.ID); err != nil {
 			return err
-		}
-		if owner != o.node.ID {
-			return errSessionGone
 		}
 		live, err := s.liveRun(tx.Context(), tx, root)
 		if err != nil {
@@ -176,12 +168,8 @@ func (s *Service) editQueue(ctx context.Context, o origin, root string, order, c
 	s.sessMu.Lock()
 	defer s.sessMu.Unlock()
 	err := s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
-		owner, err := sessionOwner(tx.Context(), tx, root)
-		if err != nil {
+		if err := ownsTx(tx, root, o.node.ID); err != nil {
 			return err
-		}
-		if owner != o.node.ID {
-			return errSessionGone
 		}
 		queued, err := s.queryRuns(tx.Context(), tx, "WHERE session_root = ? AND state = 'queued' ORDER BY position, created_at", root)
 		if err != nil {
@@ -227,6 +215,18 @@ func (s *Service) editQueue(ctx context.Context, o origin, root string, order, c
 		return err
 	}
 	s.refreshSession(ctx, root)
+	return nil
+}
+
+// ownsTx refuses, inside tx, a session that is not nodeID's.
+func ownsTx(tx *ledger.Tx, root, nodeID string) error {
+	owner, err := sessionOwner(tx.Context(), tx, root)
+	if err != nil {
+		return err
+	}
+	if owner != nodeID {
+		return errSessionGone
+	}
 	return nil
 }
 
@@ -333,16 +333,7 @@ func (s *Service) dispatchLocked(ctx context.Context, root string) {
 	if req.Continue == "" {
 		req.NewSession = true
 	}
-	rq := next.Settings.Requested
-	if rq.Model != "" {
-		req.Settings.Model = &rq.Model
-	}
-	if rq.Effort != "" {
-		req.Settings.Effort = &rq.Effort
-	}
-	if rq.Context != "" {
-		req.Settings.ContextTier = &rq.Context
-	}
+	next.Settings.Requested.into(&req.Settings)
 	req.Within = func(tx *ledger.Tx, j jobs.Job) error {
 		next.JobID, next.State = j.ID, runStarted
 		next.Settings.Resolved = resolvedOf(j)

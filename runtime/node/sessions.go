@@ -68,6 +68,19 @@ type SettingSet struct {
 	Fast    *bool  `json:"fast,omitempty"`
 }
 
+// into puts the model, effort and context asked for into a run's settings; what is left out stays.
+func (set SettingSet) into(in *jobs.SettingsInput) {
+	if set.Model != "" {
+		in.Model = &set.Model
+	}
+	if set.Effort != "" {
+		in.Effort = &set.Effort
+	}
+	if set.Context != "" {
+		in.ContextTier = &set.Context
+	}
+}
+
 const runCols = `id, coalesce(job_id, ''), node_id, room_id, lane, private, by_owner, turn_id, session_root, title, prompt,
 	state, position, error, coalesce(card_message_id, ''), settings, quiet, coalesce(ended_notified, ''), watchdog, created_at`
 
@@ -301,15 +314,7 @@ func (s *Service) startSession(ctx context.Context, o origin, in RunRequest) (jo
 		req.Title = ""
 	}
 	requested := SettingSet{Agent: req.Agent, Model: in.Model, Effort: in.Effort, Context: in.Context}
-	if in.Model != "" {
-		req.Settings.Model = &in.Model
-	}
-	if in.Effort != "" {
-		req.Settings.Effort = &in.Effort
-	}
-	if in.Context != "" {
-		req.Settings.ContextTier = &in.Context
-	}
+	requested.into(&req.Settings)
 	if err := s.underProfile(ctx, &req, strings.TrimSpace(in.Profile)); err != nil {
 		return jobs.Job{}, nil, err
 	}

@@ -1,10 +1,9 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/ensemblework/ensemble/runtime/assistant"
@@ -108,7 +107,7 @@ func SessionTools() []tools.Tool {
 					return tools.Result{}, err
 				}
 				if c.node.Autonomy.ComputerWork == "ask" {
-					delivery := cmpOr(in.Delivery, DeliverQueue)
+					delivery := cmp.Or(in.Delivery, DeliverQueue)
 					body := fmt.Sprintf("%s asks to send session %s (%s): %s", c.node.Name, root, delivery, oneLineOf(in.Prompt, 300))
 					return c.s.cardAndWait(ctx, c, body, Card{Type: "session", RoomID: turnOrigin(c).roomID,
 						Session: &SessionCall{Send: &SendCall{Session: root, Title: in.Title, Prompt: in.Prompt, Delivery: delivery, Settings: in.settings()}}})
@@ -217,7 +216,7 @@ func stopSummary(stopped, dropped int) string {
 func (s *Service) toolStart(ctx context.Context, c *turnCtx, in sessionStartIn) (tools.Result, error) {
 	folder := ""
 	if in.Folder != "" {
-		dir, err := folderOf(in.Folder)
+		dir, err := tools.CheckFolder(in.Folder)
 		if err != nil {
 			return tools.Result{}, err
 		}
@@ -255,22 +254,6 @@ func (s *Service) toolStart(ctx context.Context, c *turnCtx, in sessionStartIn) 
 		Data: map[string]any{"session": j.ID, "jobId": j.ID, "agent": j.Agent, "folder": j.WorkDir, "status": j.Status}}, nil
 }
 
-// folderOf turns a folder named (~ for the home) into an absolute path that exists.
-func folderOf(name string) (string, error) {
-	dir := strings.TrimSpace(name)
-	if home, err := os.UserHomeDir(); err == nil && (dir == "~" || strings.HasPrefix(dir, "~/")) {
-		dir = filepath.Join(home, strings.TrimPrefix(dir, "~"))
-	}
-	if !filepath.IsAbs(dir) {
-		return "", fmt.Errorf("The folder %q must be an absolute path (or start with ~/).", name)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("The folder %s does not exist on this computer.", name)
-	}
-	return filepath.Clean(dir), nil
-}
-
 // NodeSessions are the sessions that belong to a node, most recently active first.
 func (s *Service) NodeSessions(ctx context.Context, nodeID string) ([]SessionInfo, error) {
 	db := s.cfg.Store.Reader()
@@ -302,13 +285,6 @@ func (s *Service) NodeSessions(ctx context.Context, nodeID string) ([]SessionInf
 		out = append(out, info)
 	}
 	return out, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // SessionCall is a session tool's call held on a card for the owner (autonomy.computerWork:

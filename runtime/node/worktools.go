@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -104,7 +105,7 @@ func (s *Service) startWork(ctx context.Context, c *turnCtx, in workStartIn) (Mi
 	if !t.ByOwner || !isConvLane(t.Lane) {
 		return Mission{}, problem.Invalid("Background work starts only from your owner's own request, where you talk with them.")
 	}
-	p, err := validatePlan(PlanInput{Goal: in.Title, Steps: []PlanStep{{ID: "work", To: c.node.Slug, Kind: cmpOr(in.Kind, KindResearch), Brief: in.Brief}}},
+	p, err := validatePlan(PlanInput{Goal: in.Title, Steps: []PlanStep{{ID: "work", To: c.node.Slug, Kind: cmp.Or(in.Kind, KindResearch), Brief: in.Brief}}},
 		map[string]string{c.node.Slug: c.node.Role})
 	if err != nil {
 		return Mission{}, problem.Invalid("%s", err.Error())

@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
@@ -84,7 +85,7 @@ func (s *Store) HTTP(ctx context.Context, req HTTPRequest, by string, client *ht
 	if !slices.Contains(allow, origin) {
 		return HTTPAnswer{}, problem.Invalid("The secret %s may be sent only to %s, not %s.", name, strings.Join(allow, ", "), origin)
 	}
-	method := strings.ToUpper(cmpOr(strings.TrimSpace(req.Method), "GET"))
+	method := strings.ToUpper(cmp.Or(strings.TrimSpace(req.Method), "GET"))
 	if !slices.Contains(httpMethods, method) {
 		return HTTPAnswer{}, problem.Invalid("The method is one of %s, not %q.", strings.Join(httpMethods, ", "), req.Method)
 	}
@@ -113,13 +114,6 @@ func (s *Store) HTTP(ctx context.Context, req HTTPRequest, by string, client *ht
 		return HTTPAnswer{}, err
 	}
 	return a, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // allowOf is where a secret may be sent; a not-found problem when there is no such secret.
@@ -213,13 +207,11 @@ func errorText(err error) string {
 	return err.Error()
 }
 
-// valueForms are the value as written and in its usual encodings: JSON, URL and form, hex, and
-// base64 in every alphabet, at each of the three offsets it can start at inside a longer encoded
-// text (the middle of each, which does not depend on what is around it).
+// valueForms are the forms the redactor hides (encodings) and, since an answer is read whole,
+// hex and the part of the value's base64 that stays the same at each of the three offsets it can
+// start at inside a longer encoded text.
 func valueForms(v string) []string {
-	q, _ := json.Marshal(v)
-	forms := []string{v, string(q[1 : len(q)-1]), url.QueryEscape(v), url.PathEscape(v),
-		hex.EncodeToString([]byte(v)), strings.ToUpper(hex.EncodeToString([]byte(v)))}
+	forms := append(encodings(v), hex.EncodeToString([]byte(v)), strings.ToUpper(hex.EncodeToString([]byte(v))))
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
 		for k := 0; k < 3; k++ {
 			if f := base64Middle(enc, v, k); len(f) >= 8 {

@@ -90,7 +90,7 @@ func listTasksTool() Tool {
 			}
 			summary := "No tasks found."
 			if len(all) > 0 {
-				summary = fmt.Sprintf("Found %s: %s.", plural(len(all), "task"), titleList(titles))
+				summary = fmt.Sprintf("Found %s: %s.", Plural(len(all), "task"), titleList(titles))
 			}
 			return Result{Summary: summary, Data: data}, nil
 		},
@@ -111,7 +111,7 @@ func createTasksTool() Tool {
 		Description: "Create one or more tasks in one step (one Undo). Give each a short title; status defaults to todo.",
 	}, Typed[createTasksIn]{
 		Preview: func(ctx context.Context, tc *ToolContext, in createTasksIn) (string, error) {
-			return fmt.Sprintf("Add %s: %s.", plural(len(in.Tasks), "task"), titleList(newTitles(in.Tasks))), nil
+			return fmt.Sprintf("Add %s: %s.", Plural(len(in.Tasks), "task"), titleList(newTitles(in.Tasks))), nil
 		},
 		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, in createTasksIn) (Result, error) {
 			rows := make([]taskRow, 0, len(in.Tasks))
@@ -124,7 +124,7 @@ func createTasksTool() Tool {
 				rows = append(rows, rowOf(task))
 				refs = append(refs, Ref{Kind: "task", ID: task.ID, Title: task.Title})
 			}
-			summary := fmt.Sprintf("Added %s: %s.", plural(len(in.Tasks), "task"), titleList(newTitles(in.Tasks)))
+			summary := fmt.Sprintf("Added %s: %s.", Plural(len(in.Tasks), "task"), titleList(newTitles(in.Tasks)))
 			return Result{Summary: summary, Data: map[string]any{"created": rows}, Refs: refs}, nil
 		},
 	})

@@ -63,11 +63,11 @@ func walkInput(sc *jsonschema.Schema, v any, path string, out *[]string) {
 			if *sc.MinLength == 1 {
 				say("is empty; give it some text.")
 			} else {
-				say("must be at least %s long (it is %d).", plural(*sc.MinLength, "character"), n)
+				say("must be at least %s long (it is %d).", Plural(*sc.MinLength, "character"), n)
 			}
 		}
 		if sc.MaxLength != nil && n > *sc.MaxLength {
-			say("must be at most %s long (it is %d).", plural(*sc.MaxLength, "character"), n)
+			say("must be at most %s long (it is %d).", Plural(*sc.MaxLength, "character"), n)
 		}
 		if sc.Pattern != "" {
 			if re, err := regexp.Compile(sc.Pattern); err == nil && !re.MatchString(x) {
@@ -89,10 +89,10 @@ func walkInput(sc *jsonschema.Schema, v any, path string, out *[]string) {
 		}
 	case []any:
 		if sc.MinItems != nil && len(x) < *sc.MinItems {
-			say("must have at least %s (it has %d).", plural(*sc.MinItems, "item"), len(x))
+			say("must have at least %s (it has %d).", Plural(*sc.MinItems, "item"), len(x))
 		}
 		if sc.MaxItems != nil && len(x) > *sc.MaxItems {
-			say("must have at most %s (it has %d).", plural(*sc.MaxItems, "item"), len(x))
+			say("must have at most %s (it has %d).", Plural(*sc.MaxItems, "item"), len(x))
 		}
 		for i, item := range x {
 			walkInput(sc.Items, item, fmt.Sprintf("%s[%d]", path, i), out)

@@ -51,8 +51,8 @@ func titleList(titles []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
-// plural is "1 task" or "3 tasks".
-func plural(n int, one string) string {
+// Plural is "1 task" or "3 tasks".
+func Plural(n int, one string) string {
 	if n == 1 {
 		return "1 " + one
 	}

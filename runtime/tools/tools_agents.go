@@ -98,7 +98,7 @@ func planAssign(ctx context.Context, tc *ToolContext, in assignInput) (assignmen
 		return assignment{}, fmt.Errorf("Give either a folder or a repository URL, not both.")
 	}
 	if in.Folder != "" {
-		dir, err := checkFolder(in.Folder)
+		dir, err := CheckFolder(in.Folder)
 		if err != nil {
 			return assignment{}, err
 		}
@@ -136,9 +136,9 @@ func (a *assignment) underProfile(ctx context.Context, tc *ToolContext, ref stri
 	return nil
 }
 
-// checkFolder turns a folder the person named (~ for their home) into an absolute path, and says
+// CheckFolder turns a folder the person named (~ for their home) into an absolute path, and says
 // in a sentence when it is not a folder on this computer.
-func checkFolder(name string) (string, error) {
+func CheckFolder(name string) (string, error) {
 	dir := strings.TrimSpace(name)
 	if home, err := os.UserHomeDir(); err == nil && (dir == "~" || strings.HasPrefix(dir, "~/")) {
 		dir = filepath.Join(home, strings.TrimPrefix(dir, "~"))
@@ -318,7 +318,7 @@ func listAgentSessionsTool() Tool {
 			for _, r := range rows {
 				titles = append(titles, fmt.Sprintf("%s on “%s”", agentTitle(r.Agent), r.Task))
 			}
-			return Result{Summary: fmt.Sprintf("Found %s: %s.", plural(len(all), "agent session"), strings.Join(titles, ", ")),
+			return Result{Summary: fmt.Sprintf("Found %s: %s.", Plural(len(all), "agent session"), strings.Join(titles, ", ")),
 				Data: listData("sessions", rows, len(all), note)}, nil
 		},
 	})

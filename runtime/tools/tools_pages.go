@@ -216,7 +216,7 @@ func readPageUpdate(ctx context.Context, tc *ToolContext, in updatePageIn) (page
 	}
 	if in.Body != nil {
 		u.in.Body = records.Some(*in.Body)
-		n := plural(utf8.RuneCountInString(strings.TrimSpace(*in.Body)), "character")
+		n := Plural(utf8.RuneCountInString(strings.TrimSpace(*in.Body)), "character")
 		u.plans = append(u.plans, "replace its body ("+n+")")
 		u.done = append(u.done, "replaced its body ("+n+")")
 	}
@@ -288,7 +288,7 @@ func readPageEdit(ctx context.Context, tc *ToolContext, in editPageIn) (pageUpda
 	if err != nil {
 		return pageUpdate{}, fmt.Errorf("Page %s was not changed: %w", quoted(cur.Title), err)
 	}
-	n := plural(len(in.Edits), "change")
+	n := Plural(len(in.Edits), "change")
 	return pageUpdate{cur: cur, in: records.PageInput{Body: records.Some(body)},
 		plans: []string{"make " + n}, done: []string{"made " + n}}, nil
 }

@@ -88,7 +88,7 @@ func deleteTasksTool() Tool {
 			if err != nil {
 				return "", err
 			}
-			return fmt.Sprintf("Move %s to Trash: %s.", plural(len(tasks), "task"), titleList(taskTitles(tasks))), nil
+			return fmt.Sprintf("Move %s to Trash: %s.", Plural(len(tasks), "task"), titleList(taskTitles(tasks))), nil
 		},
 		Write: func(ctx context.Context, tc *ToolContext, b *records.Batch, in deleteTasksIn) (Result, error) {
 			tasks, err := liveTasks(ctx, tc, in.IDs)
@@ -102,7 +102,7 @@ func deleteTasksTool() Tool {
 				}
 				refs = append(refs, Ref{Kind: "task", ID: t.ID, Title: t.Title})
 			}
-			summary := fmt.Sprintf("Moved %s to Trash: %s.", plural(len(tasks), "task"), titleList(taskTitles(tasks)))
+			summary := fmt.Sprintf("Moved %s to Trash: %s.", Plural(len(tasks), "task"), titleList(taskTitles(tasks)))
 			return Result{Summary: summary, Data: map[string]any{"trashed": refs}, Refs: refs}, nil
 		},
 	})
