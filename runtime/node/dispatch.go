@@ -164,7 +164,7 @@ func (s *Service) watchRuns() {
 	if s.cfg.Bus == nil || s.cfg.Jobs == nil {
 		return
 	}
-	s.onBus(256, "the plan steps' runs", func(ev events.Event) {
+	s.onBus(256, "the plan steps' runs", nil, func(ev events.Event) {
 		if ev.Kind != jobs.KindStatus {
 			return
 		}

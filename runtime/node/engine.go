@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -259,26 +260,40 @@ func (s *Service) every(d time.Duration, what string, f func(context.Context) er
 	}()
 }
 
-// onBus hands every event on the bus to handle until the service closes, or the bus drops the
-// subscription (what names it in that warning).
-func (s *Service) onBus(size int, what string, handle func(events.Event)) {
+// onBus hands every event on the bus to handle until the service closes. When the bus drops the
+// subscription for falling behind (a burst of thousands of changes), it subscribes again, saying
+// so in a warning (what names the follower): catchUp, when set, reads what it missed, as it does
+// first of all.
+func (s *Service) onBus(size int, what string, catchUp func(context.Context), handle func(events.Event)) {
 	sub := s.cfg.Bus.Subscribe(size)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		defer sub.Close()
 		for {
-			select {
-			case <-s.life.Done():
-				return
-			case <-sub.Done():
-				if s.life.Err() == nil {
-					s.log.Warn("node: stopped following "+what, "err", sub.Err())
-				}
-				return
-			case ev := <-sub.C:
-				handle(ev)
+			if catchUp != nil {
+				catchUp(s.life)
 			}
+			if !s.follow(sub, handle) {
+				return
+			}
+			s.log.Warn("node: fell behind following "+what+"; following again", "err", sub.Err())
+			sub = s.cfg.Bus.Subscribe(size)
 		}
 	}()
+}
+
+// follow hands sub's events to handle until it ends; it reports whether the bus dropped it for
+// falling behind, so that it is worth following again.
+func (s *Service) follow(sub *events.Subscription, handle func(events.Event)) bool {
+	defer sub.Close()
+	for {
+		select {
+		case <-s.life.Done():
+			return false
+		case <-sub.Done():
+			return s.life.Err() == nil && errors.Is(sub.Err(), events.ErrSlow)
+		case ev := <-sub.C:
+			handle(ev)
+		}
+	}
 }

@@ -16,7 +16,7 @@ func (s *Service) watchChanges() {
 	if s.cfg.Bus == nil {
 		return
 	}
-	s.onBus(256, "the event routines' changes", func(ev events.Event) {
+	s.onBus(256, "the event routines' changes", nil, func(ev events.Event) {
 		if err := s.routineChange(s.life, ev); err != nil && s.life.Err() == nil {
 			s.log.Warn("node: give a change to the event routines", "err", err)
 		}

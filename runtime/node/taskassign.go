@@ -46,38 +46,14 @@ func (s *Service) watchTasks() {
 	if s.cfg.Bus == nil || s.cfg.Records == nil {
 		return
 	}
-	sub := s.cfg.Bus.Subscribe(512)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			s.reconcileAll(s.life)
-			if !s.followTasks(sub) {
-				return
-			}
-			sub = s.cfg.Bus.Subscribe(512)
+	s.onBus(512, "the tasks given to nodes", s.reconcileAll, func(ev events.Event) {
+		if ev.Kind.Family() != "task" || ev.Subject == "" {
+			return
 		}
-	}()
-}
-
-// followTasks handles task events until the subscription ends; it reports whether to go on.
-func (s *Service) followTasks(sub *events.Subscription) bool {
-	defer sub.Close()
-	for {
-		select {
-		case <-s.life.Done():
-			return false
-		case <-sub.Done():
-			return errors.Is(sub.Err(), events.ErrSlow)
-		case ev := <-sub.C:
-			if ev.Kind.Family() != "task" || ev.Subject == "" {
-				continue
-			}
-			if err := s.reconcileTask(s.life, ev.Subject); err != nil && s.life.Err() == nil {
-				s.log.Warn("node: tell a node of its task", "task", ev.Subject, "err", err)
-			}
+		if err := s.reconcileTask(s.life, ev.Subject); err != nil && s.life.Err() == nil {
+			s.log.Warn("node: tell a node of its task", "task", ev.Subject, "err", err)
 		}
-	}
+	})
 }
 
 // reconcileAll checks every task that is with a node or a crew, and every task a node was told
