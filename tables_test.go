@@ -21,6 +21,7 @@ import (
 var owners = map[string][]string{
 	"runtime/records":  {"spaces", "projects", "people", "repos", "tasks", "pages", "files", "search_docs", "search_fts"},
 	"runtime/ledger":   {"ledger_groups", "ledger_changes"},
+	"runtime/computer": {"computer_answers"},
 	"runtime/events":   {"events"},
 	"runtime/needs":    {"decisions"},
 	"runtime/jobs":     {"jobs", "job_settings"},

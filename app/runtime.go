@@ -19,6 +19,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/assistant"
 	"github.com/ensemblework/ensemble/runtime/bridge/keys"
 	"github.com/ensemblework/ensemble/runtime/bridge/workspace"
+	"github.com/ensemblework/ensemble/runtime/computer"
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
@@ -74,6 +75,7 @@ type Runtime struct {
 	assistant *assistant.Service // its turns are stopped and saved before the database closes
 	nodes     *node.Service      // its turns stop first: the next start reruns or resumes them
 	secrets   *secrets.Store     // keys and run secrets, kept encrypted
+	computer  *computer.Computer // nodes' commands: stopped with the runtime
 	stop      context.CancelFunc // ends the runtime's own background work
 }
 
@@ -184,15 +186,18 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	if err := asst.Resume(ctx); err != nil {
 		cfg.Log.Warn("assistant: held writes not asked again on Needs me", "err", err)
 	}
+	places := jobs.NewPlaces(home, cfg.DataDir, url)
+	comp := computer.New(computer.Options{Home: home, DataDir: cfg.DataDir, Workspace: places.Workspace, Binary: places.Binary, Runtime: places.Runtime,
+		Hide: sec.Redactor().Hide, Log: cfg.Log, Store: st, Writer: w})
 	nodes := node.New(node.Config{Store: st, Writer: w, Bus: bus, Assistant: asst, Records: rec, Needs: nd, Log: cfg.Log,
-		Jobs: js, Sessions: ss, Runs: tools.NewRuns(js, ss, prof), SecretHTTP: secretHTTP})
+		Jobs: js, Sessions: ss, Runs: tools.NewRuns(js, ss, prof), SecretHTTP: secretHTTP, Computer: comp})
 	if err := nodes.Start(ctx); err != nil {
 		cfg.Log.Warn("node: the turn queue did not start", "err", err)
 	}
 	srv := api.New(api.Options{Version: Version, Command: cmp.Or(cfg.Command, selfCommand()), Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Profiles: prof, Bridge: bridge, Sessions: ss, Relay: phoneHost, Phones: phoneAPI, Agents: agents, Assistant: asst, Nodes: nodes, Terminals: terms, Secrets: sec}, cfg.Log, st, bus, rec)
 	handler := srv.Handler()
 	r := &Runtime{
-		cfg: cfg, store: st, bus: bus, needs: nd, jobs: js, sessions: ss, agents: agents, terms: terms, api: srv, ln: ln, assistant: asst, nodes: nodes, secrets: sec,
+		cfg: cfg, store: st, bus: bus, needs: nd, computer: comp, jobs: js, sessions: ss, agents: agents, terms: terms, api: srv, ln: ln, assistant: asst, nodes: nodes, secrets: sec,
 		URL:    url,
 		served: make(chan error, 1),
 		phones: phones,
@@ -282,6 +287,7 @@ func (r *Runtime) Close() error {
 	r.sessions.Close()
 	r.jobs.Close()         // runs record that they were interrupted before the database closes
 	r.nodes.Close()        // a node's turn cut off here reruns or resumes at the next start
+	r.computer.Close()     // and its commands end with it
 	r.assistant.Close(ctx) // a turn still answering is saved as stopped
 	return errors.Join(err, r.store.Close())
 }

@@ -1,11 +1,10 @@
 package jobs
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/sandbox"
 	"github.com/ensemblework/ensemble/runtime/judge"
 )
 
@@ -15,30 +14,9 @@ func sandboxOf(s Settings, js judge.Settings) engines.Sandbox {
 	if !s.Sandbox {
 		return engines.Sandbox{}
 	}
-	p := judge.Sandbox(js, otherHomes(js.Home))
+	p := judge.Sandbox(js, sandbox.OtherHomes(js.Home))
 	return engines.Sandbox{On: true, Write: p.Write, DenyWrite: p.DenyWrite, DenyRead: p.DenyRead, AllowRead: p.AllowRead,
 		Internet: s.Internet}
-}
-
-// otherHomes are the other accounts' home folders on this computer.
-func otherHomes(home string) []string {
-	var out []string
-	for _, root := range []string{"/home", "/Users"} {
-		es, err := os.ReadDir(root)
-		if err != nil {
-			continue
-		}
-		for _, e := range es {
-			p := filepath.Join(root, e.Name())
-			if e.IsDir() && e.Name() != "Shared" && p != home && !strings.HasPrefix(home, p+"/") {
-				out = append(out, p)
-			}
-		}
-	}
-	if home != "/root" {
-		out = append(out, "/root")
-	}
-	return out
 }
 
 // unsandboxedReceipt is a step's receipt when the person let the command leave the sandbox.

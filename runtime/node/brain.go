@@ -57,6 +57,7 @@ func (s *Service) runTurn(rt *runningTurn) {
 	}
 	text := frame(r, n, msgs, t)
 	tools := toolsFor(t, r, n, text, t.ByOwner && s.talksOfCode(ctx, n.ID, r.ID)) // from the words asked, not the work board's
+	tools = append(tools, computerToolsFor(t, n, text, s.cfg.Computer != nil)...)
 	if isConvLane(t.Lane) {
 		text = joinNotes(text, s.taskBoard(ctx, n))
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +45,8 @@ type Card struct {
 
 	// An agent session's start or message, held for the owner (autonomy.computerWork: ask).
 	Session *SessionCall `json:"session,omitempty"`
+	// A call on the owner's computer the decision order asks about (computercard.go).
+	Computer *ComputerAsk `json:"computer,omitempty"`
 
 	DecisionID string `json:"decisionId,omitempty"`
 	// ExpiresAt is when a card of background work stops waiting (cardexpiry.go).
@@ -94,7 +97,7 @@ func (s *Service) postCardTx(tx *ledger.Tx, t Turn, n Node, body string, c Card)
 	room := roomOfLane(c.Lane, t.RoomID)
 	c.ExpiresAt = cardExpiry(t.Lane, s.now())
 	if s.cfg.Needs != nil {
-		d, err := needs.Post(tx, needs.NewQuestion(needs.Source{Title: n.Name}, body, []string{"Approve", "Discard"}, 0, false))
+		d, err := needs.Post(tx, needs.NewQuestion(needs.Source{Title: n.Name}, body, c.options(), 0, false))
 		if err != nil {
 			return Message{}, fmt.Errorf("node: put the card on Needs me: %w", err)
 		}
@@ -143,8 +146,8 @@ func (s *Service) heldCardTx(tx *ledger.Tx, t Turn, n Node, conv string, held []
 // answered is a conflict; one whose work failed returns to pending with the error, to try again.
 // by names the client (browser, cli, phone, needs).
 func (s *Service) Answer(ctx context.Context, messageID, decision, by string) (Message, error) {
-	if decision != Approve && decision != Discard {
-		return Message{}, problem.Invalid("decision is approve or discard, not %q.", decision)
+	if !slices.Contains([]string{Approve, Discard, DecideOnce, DecideMission, DecideAlways}, decision) {
+		return Message{}, problem.Invalid("decision is approve or discard (once, mission or always for a computer card), not %q.", decision)
 	}
 	var m Message
 	var c Card
@@ -156,20 +159,20 @@ func (s *Service) Answer(ctx context.Context, messageID, decision, by string) (M
 		if m.Kind != KindApproval {
 			return problem.Invalid("That message is not a card.")
 		}
+		json.Unmarshal(m.Data, &c)
+		if err := c.checkDecision(decision); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(tx.Context(), `UPDATE node_messages SET data = json_set(data, '$.status', 'applying'), updated_at = ?
 			WHERE id = ? AND json_extract(data, '$.status') = 'pending'`, store.Stamp(tx.Now()), messageID)
 		if err != nil {
 			return fmt.Errorf("node: settle a card: %w", err)
 		}
-		json.Unmarshal(m.Data, &c)
 		if n, _ := res.RowsAffected(); n == 0 {
 			return problem.New(problem.KindConflict, cardSettled(c))
 		}
 		if c.DecisionID != "" && by != needs.ByChat {
-			opt := 0
-			if decision == Discard {
-				opt = 1
-			}
+			opt := c.optionOf(decision)
 			// The mirror settles with the card; one that expired or was answered already is fine.
 			if _, err := needs.Settle(tx, c.DecisionID, needs.Choose(opt), needs.ByChat); err != nil && !errors.Is(err, needs.ErrSettled) {
 				return err
@@ -180,7 +183,7 @@ func (s *Service) Answer(ctx context.Context, messageID, decision, by string) (M
 	if err != nil {
 		return Message{}, err
 	}
-	result, werr := s.cardWork(context.WithoutCancel(ctx), c, decision)
+	result, werr := s.cardWork(context.WithoutCancel(ctx), &c, decision)
 	now := s.now()
 	c.AnsweredAt, c.AnsweredBy = &now, by
 	if werr != nil {
@@ -224,7 +227,7 @@ func cardSettled(c Card) string {
 }
 
 // cardWork does what an answered card holds and says what came of it.
-func (s *Service) cardWork(ctx context.Context, c Card, decision string) (string, error) {
+func (s *Service) cardWork(ctx context.Context, c *Card, decision string) (string, error) {
 	if decision == Discard {
 		if c.Type == "tools" {
 			for _, call := range c.Calls {
@@ -271,7 +274,9 @@ func (s *Service) cardWork(ctx context.Context, c Card, decision string) (string
 		}
 		return fmt.Sprintf("Made the node %s (@%s), with its own DM.", n.Name, n.Slug), nil
 	case "session":
-		return s.sessionCardWork(ctx, c)
+		return s.sessionCardWork(ctx, *c)
+	case "computer":
+		return s.computerCardWork(ctx, c, decision)
 	case "crew_add":
 		r, err := s.AddToCrew(ctx, c.RoomID, c.AddNode)
 		if err != nil {
@@ -353,10 +358,13 @@ func (s *Service) followNeeds(messageID, decisionID string) {
 		if err != nil || d.Status != needs.Answered || d.AnsweredBy == needs.ByChat || d.Answer == nil {
 			return
 		}
-		decision := Approve
-		if d.Answer.Option == 1 {
-			decision = Discard
+		m, err := s.messageIn(s.life, s.cfg.Store.Reader(), messageID)
+		if err != nil {
+			return
 		}
+		var c Card
+		json.Unmarshal(m.Data, &c)
+		decision := c.decisionOf(d.Answer.Option)
 		if _, err := s.Answer(context.WithoutCancel(s.life), messageID, decision, needs.ByChat); err != nil {
 			s.log.Info("node: answer a card from Needs me", "card", messageID, "err", err)
 		}
@@ -384,7 +392,7 @@ func (s *Service) remirrorCards(ctx context.Context) error {
 		}
 		n, _ := s.Node(ctx, c.NodeID)
 		err := s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
-			d, err := needs.Post(tx, needs.NewQuestion(needs.Source{Title: n.Name}, m.Body, []string{"Approve", "Discard"}, 0, false))
+			d, err := needs.Post(tx, needs.NewQuestion(needs.Source{Title: n.Name}, m.Body, c.options(), 0, false))
 			if err != nil {
 				return err
 			}

@@ -27,6 +27,7 @@ func EventSpecs() []events.Spec {
 		{Kind: KindFrame, Payload: Frame{}, Doc: "a piece of a node's reply as it is written (live only)"},
 		{Kind: KindRoom, Payload: RoomChanged{}, Doc: "a node room was made, changed or deleted"},
 		{Kind: KindNode, Payload: NodeChanged{}, Doc: "a node was made, changed or deleted"},
+		{Kind: KindComputerTool, Payload: ComputerTool{}, Doc: "a node used a tool on its owner's computer: the tool, folder and program, never the output"},
 	}
 }
 

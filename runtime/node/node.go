@@ -8,6 +8,7 @@ package node
 
 import (
 	"context"
+	"github.com/ensemblework/ensemble/runtime/computer"
 	"log/slog"
 	"sync"
 	"time"
@@ -63,8 +64,10 @@ type Config struct {
 	// tool off.
 	SecretHTTP func(ctx context.Context, req secrets.HTTPRequest, by string) (secrets.HTTPAnswer, error)
 	Runs       tools.Runs
-	Now        func() time.Time
-	Log        *slog.Logger
+	// Computer runs the node's own tools on this computer (spec 002 §8.13); nil leaves them off.
+	Computer *computer.Computer
+	Now      func() time.Time
+	Log      *slog.Logger
 	// Talk and Work are the conversation and work turns that run at once; PerNode the work turns
 	// one node runs at once. Zero takes the defaults (4, 4, 3).
 	Talk, Work, PerNode int
@@ -88,6 +91,7 @@ type Service struct {
 	mu      sync.Mutex                 // guards the following
 	running map[string]*runningTurn    // by lane
 	waits   map[string]chan cardAnswer // a card's waiting call, by card message id
+	grants  map[string][]grant         // computer cards' Once answers not used yet, by node
 
 	sessMu sync.Mutex // orders the changes to agent sessions' queues (sessions.go)
 
@@ -123,7 +127,7 @@ func New(cfg Config) *Service {
 	}
 	life, end := context.WithCancel(context.Background())
 	return &Service{cfg: cfg, log: cfg.Log, kick: make(chan struct{}, 1), running: map[string]*runningTurn{},
-		waits: map[string]chan cardAnswer{}, life: life, endLife: end}
+		waits: map[string]chan cardAnswer{}, grants: map[string][]grant{}, life: life, endLife: end}
 }
 
 // Close stops the turns running now (they rerun or resume at the next start) and waits for them.

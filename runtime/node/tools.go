@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -199,7 +200,7 @@ func Tools() []tools.Tool {
 		routinesTool(read),
 		helperTool(read),
 		secretHTTPTool(read),
-	}, append(append(SessionTools(), planTools()...), workToolDefs(read)...)...)
+	}, slices.Concat(SessionTools(), planTools(), workToolDefs(read), computerToolDefs(read))...)
 }
 
 // nodePost posts the node's message in another room it is in.

@@ -101,6 +101,21 @@ export interface CardCall {
   risk?: string;
 }
 
+/** A computer card's question (runtime/node/computercard.go): the call and what it asks for. */
+export interface ComputerAsk {
+  tool: string;
+  folder: string;
+  command?: string;
+  paths?: string[];
+  url?: string;
+  ask: { kind: 'folder' | 'address' | string; value: string }[];
+  always: boolean;
+  keep?: 'once' | 'mission' | 'always' | string;
+}
+
+/** The answers a card takes: a computer card's Once, This mission and Always, else approve. */
+export type CardDecision = 'approve' | 'discard' | 'once' | 'mission' | 'always';
+
 /** An approval message's data (runtime/node/cards.go). */
 export interface Card {
   type: 'tools' | 'node_proposal' | 'crew_add' | string;
@@ -111,6 +126,7 @@ export interface Card {
   node?: { name?: string; slug?: string; role?: string; templateId?: string };
   crew?: { title?: string; nodeIds?: string[] };
   crewTitle?: string;
+  computer?: ComputerAsk;
   handle?: string;
   reason?: string;
   result?: string;
@@ -210,7 +226,7 @@ export const nodeApi = {
   read: (roomId: string, seq: number) => request<unknown>('POST', `/api/node/rooms/${enc(roomId)}/read`, { seq }),
   stop: (roomId: string, scope: 'room' | 'all' = 'room') => request<unknown>('POST', `/api/node/rooms/${enc(roomId)}/stop`, { scope }),
   message: (id: string) => request<Message>('GET', `/api/node/messages/${enc(id)}`),
-  answer: (messageId: string, decision: 'approve' | 'discard') =>
+  answer: (messageId: string, decision: CardDecision) =>
     request<Message>('POST', `/api/node/approvals/${enc(messageId)}`, { decision }),
 };
 
@@ -256,6 +272,9 @@ export function cardOf(m: Message): Card | null {
   if (m.kind !== 'approval' || !m.data || typeof m.data !== 'object') return null;
   return m.data as Card;
 }
+
+/** How a computer card's answer was kept, as the card says it. */
+export const KEEP_WORDS: Record<string, string> = { once: 'allowed once', mission: 'allowed for this mission', always: 'allowed always' };
 
 export const CARD_STATUS: Record<string, string> = {
   pending: 'Waiting for you',

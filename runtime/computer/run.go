@@ -1,0 +1,333 @@
+package computer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/agentproc"
+	"github.com/ensemblework/ensemble/engines/sandbox"
+	"github.com/ensemblework/ensemble/runtime/judge"
+	"github.com/ensemblework/ensemble/runtime/ledger"
+)
+
+// RunRequest is one command line to run.
+type RunRequest struct {
+	NodeID  string
+	Folder  string
+	Command string
+	// Write are the folders the sandbox lets it change (Decision.Write).
+	Write []string
+	// Env are extra variables for it alone (named secrets), never shown to the node.
+	Env     map[string]string
+	Timeout time.Duration // at most MaxRunTime; zero is MaxRunTime
+	// Background returns at once; the command's end calls Ended.
+	Background bool
+	// Ended is called once when a command that went on in the background ends on its own
+	// (not when it was stopped).
+	Ended func(Result)
+}
+
+// Result is what a node hears of a command.
+type Result struct {
+	ID      string `json:"id"`
+	Command string `json:"command"`
+	Folder  string `json:"folder"`
+	// Running: it goes on in the background; its end wakes the node.
+	Running  bool   `json:"running"`
+	ExitCode int    `json:"exitCode"`
+	TimedOut bool   `json:"timedOut,omitempty"`
+	Stopped  bool   `json:"stopped,omitempty"`
+	Output   string `json:"output"`
+	// More says how much output there is beyond what Output carries (computer_run_output).
+	More    int     `json:"more,omitempty"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Command is a command a node started.
+type Command struct {
+	id, nodeID, line, folder string
+	started                  time.Time
+	cmd                      *exec.Cmd
+	out                      *capped
+	done                     chan struct{}
+	ended                    time.Time
+	code                     int
+	timedOut, stopped        bool
+	mu                       sync.Mutex
+	background               bool
+	onEnd                    func(Result)
+}
+
+// Run starts a command line through bash -c in the OS sandbox and waits for it up to the
+// foreground wait: a command still going then goes on in the background.
+func (c *Computer) Run(ctx context.Context, req RunRequest) (Result, error) {
+	if strings.TrimSpace(req.Command) == "" {
+		return Result{}, errors.New("Name a command to run.")
+	}
+	if req.Timeout <= 0 || req.Timeout > MaxRunTime {
+		req.Timeout = MaxRunTime
+	}
+	if c.running(req.NodeID) >= maxRunningPerID {
+		return Result{}, fmt.Errorf("You have %d commands going already; wait for one or stop it with computer_run_stop.", maxRunningPerID)
+	}
+	cmd, err := c.command(req)
+	if err != nil {
+		return Result{}, err
+	}
+	k := &Command{id: ledger.NewID("cmd_"), nodeID: req.NodeID, line: req.Command, folder: req.Folder, started: c.o.Now(), cmd: cmd,
+		out: &capped{max: KeptOutput}, done: make(chan struct{}), background: req.Background, onEnd: req.Ended}
+	cmd.Stdout, cmd.Stderr = k.out, k.out
+	if err := cmd.Start(); err != nil {
+		return Result{}, fmt.Errorf("The command could not start: %w.", err)
+	}
+	c.mu.Lock()
+	c.cmds[k.id] = k
+	c.mu.Unlock()
+	go c.wait(k, req.Timeout)
+	if req.Background {
+		return c.result(k, 0), nil
+	}
+	timer := time.NewTimer(c.o.ForegroundWait)
+	defer timer.Stop()
+	select {
+	case <-k.done:
+	case <-timer.C:
+	case <-ctx.Done():
+		// The turn ended: the command goes on, and its end wakes the node.
+	}
+	k.mu.Lock()
+	if !k.ended.IsZero() {
+		k.mu.Unlock()
+		return c.result(k, 0), nil
+	}
+	k.background = true
+	k.mu.Unlock()
+	return c.result(k, 0), nil
+}
+
+// command is the process for req: bash -c inside the sandbox, in its folder, with a clean
+// environment (none of the runtime's own tokens or model keys).
+func (c *Computer) command(req RunRequest) (*exec.Cmd, error) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		if bash, err = exec.LookPath("sh"); err != nil {
+			return nil, errors.New("This computer has neither bash nor sh to run a command with.")
+		}
+	}
+	prog, args := bash, []string{"-c", req.Command}
+	if c.sandboxed {
+		prog, args, err = c.o.Sandbox.Command(c.sandboxFor(req), sandbox.Extra{}, req.Folder, bash, args)
+		if err != nil {
+			return nil, err
+		}
+	}
+	cmd := exec.Command(prog, args...)
+	cmd.Dir = req.Folder
+	cmd.Env = agentproc.Env(os.Environ(), dropVar, c.o.Home, "", map[string]string{"TERM": "dumb", "NO_COLOR": "1", "PAGER": "cat", "GIT_PAGER": "cat"}, req.Env)
+	cmd.Stdin = nil
+	agentproc.OwnGroup(cmd)
+	return cmd, nil
+}
+
+// sandboxFor is the OS sandbox of one command: it changes only the folders its decision named,
+// and reads nothing the judge keeps from every run (keys, sign-ins, Ensemble's data).
+func (c *Computer) sandboxFor(req RunRequest) engines.Sandbox {
+	js := judgeSettings(Call{Folder: req.Folder}, c.Policy(nil, false))
+	js.Writable = append(js.Writable, req.Write...)
+	js.Mode = judge.ModeAsk // not unattended's whole home folder: only what the decision named
+	p := judge.Sandbox(js, sandbox.OtherHomes(c.o.Home))
+	return engines.Sandbox{On: true, Write: p.Write, DenyWrite: p.DenyWrite, DenyRead: p.DenyRead, AllowRead: p.AllowRead, Internet: true}
+}
+
+// dropVar keeps the runtime's own tokens and the model keys it was started with out of a
+// node's commands.
+func dropVar(name string) bool {
+	if agentproc.HostSession(name) || strings.HasPrefix(name, "ENSEMBLE_") {
+		return true
+	}
+	for _, s := range []string{"_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD"} {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Computer) wait(k *Command, limit time.Duration) {
+	timer := time.AfterFunc(limit, func() {
+		k.mu.Lock()
+		k.timedOut = true
+		k.mu.Unlock()
+		agentproc.SignalGroup(k.cmd, true)
+	})
+	err := k.cmd.Wait()
+	timer.Stop()
+	code := 0
+	if err != nil {
+		code = -1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+	}
+	// What it left running in its group ends with it.
+	agentproc.SignalGroup(k.cmd, true)
+	k.mu.Lock()
+	k.code, k.ended = code, c.o.Now()
+	bg, stopped, onEnd := k.background, k.stopped, k.onEnd
+	k.mu.Unlock()
+	close(k.done)
+	if bg && !stopped && onEnd != nil {
+		onEnd(c.result(k, 0))
+	}
+}
+
+// result is the command's state, with its output from offset (redacted, at most ReturnedOutput).
+func (c *Computer) result(k *Command, offset int) Result {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	r := Result{ID: k.id, Command: k.line, Folder: k.folder, Running: k.ended.IsZero(), ExitCode: k.code, TimedOut: k.timedOut, Stopped: k.stopped}
+	end := k.ended
+	if end.IsZero() {
+		end = c.o.Now()
+	}
+	r.Seconds = end.Sub(k.started).Round(10 * time.Millisecond).Seconds()
+	text := c.o.Hide(k.out.String())
+	if offset > len(text) {
+		offset = len(text)
+	}
+	text = text[offset:]
+	if len(text) > ReturnedOutput {
+		cut := ReturnedOutput
+		for cut > 0 && !utf8Start(text[cut]) {
+			cut--
+		}
+		r.More = len(text) - cut
+		text = text[:cut]
+	}
+	if k.out.dropped > 0 && offset == 0 {
+		text = fmt.Sprintf("[the first %d bytes were not kept]\n", k.out.dropped) + text
+	}
+	r.Output = text
+	return r
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// Output reads a command's output from offset.
+func (c *Computer) Output(nodeID, id string, offset int) (Result, error) {
+	k, err := c.find(nodeID, id)
+	if err != nil {
+		return Result{}, err
+	}
+	if offset < 0 {
+		return Result{}, errors.New("The offset is a byte count from the start, 0 or more.")
+	}
+	return c.result(k, offset), nil
+}
+
+// Stop ends a command and everything it started; its end wakes no one.
+func (c *Computer) Stop(nodeID, id string) (Result, error) {
+	k, err := c.find(nodeID, id)
+	if err != nil {
+		return Result{}, err
+	}
+	k.mu.Lock()
+	running := k.ended.IsZero()
+	if running {
+		k.stopped = true
+	}
+	k.mu.Unlock()
+	if running {
+		agentproc.SignalGroup(k.cmd, false)
+		select {
+		case <-k.done:
+		case <-time.After(3 * time.Second):
+			agentproc.SignalGroup(k.cmd, true)
+			<-k.done
+		}
+	}
+	return c.result(k, 0), nil
+}
+
+// find is a node's own command; ended ones are kept OutputKeptFor.
+func (c *Computer) find(nodeID, id string) (*Command, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.o.Now()
+	for key, k := range c.cmds {
+		k.mu.Lock()
+		old := !k.ended.IsZero() && now.Sub(k.ended) > OutputKeptFor
+		k.mu.Unlock()
+		if old {
+			delete(c.cmds, key)
+		}
+	}
+	k := c.cmds[id]
+	if k == nil || k.nodeID != nodeID {
+		return nil, fmt.Errorf("You have no command %q (its id starts with cmd_; output is kept %s after it ends).", id, OutputKeptFor)
+	}
+	return k, nil
+}
+
+func (c *Computer) running(nodeID string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, k := range c.cmds {
+		k.mu.Lock()
+		if k.nodeID == nodeID && k.ended.IsZero() {
+			n++
+		}
+		k.mu.Unlock()
+	}
+	return n
+}
+
+// Close stops every command still going.
+func (c *Computer) Close() {
+	c.mu.Lock()
+	var all []*Command
+	for _, k := range c.cmds {
+		all = append(all, k)
+	}
+	c.mu.Unlock()
+	for _, k := range all {
+		k.mu.Lock()
+		k.stopped = k.stopped || k.ended.IsZero()
+		k.mu.Unlock()
+		agentproc.SignalGroup(k.cmd, true)
+	}
+}
+
+// capped keeps the last max bytes written to it.
+type capped struct {
+	mu      sync.Mutex
+	max     int
+	buf     []byte
+	dropped int
+}
+
+func (w *capped) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	if over := len(w.buf) - w.max; over > 0 {
+		w.buf = append(w.buf[:0:0], w.buf[over:]...)
+		w.dropped += over
+	}
+	return len(p), nil
+}
+
+func (w *capped) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.buf)
+}
