@@ -93,4 +93,3 @@ func loopbackDialer() *net.Dialer {
 		return nil
 	}}
 }
-
