@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ensemblework/ensemble/runtime/computer"
 )
 
 // globals are the flags every command shares.
@@ -20,6 +23,11 @@ type globals struct {
 
 // Main runs the command line and returns the process exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if os.Getenv(computer.AskpassSocketVar) != "" {
+		// sudo runs Ensemble's own program as its askpass helper for a sudo card (SUDO_ASKPASS
+		// takes a program, not a command line): hand over the password, nothing else.
+		return computer.Askpass()
+	}
 	cmd := newRootCmd(stderr)
 	cmd.SetArgs(args)
 	cmd.SetOut(stdout)

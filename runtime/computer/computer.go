@@ -49,6 +49,9 @@ type Options struct {
 	// Store and Writer keep the owner's answers (kept.go).
 	Store  *store.Store
 	Writer *ledger.Writer
+	// Askpass is the askpass program sudo runs (Binary when empty; tests), and SudoProgram the
+	// sudo to run ("sudo" on the PATH when empty).
+	Askpass, SudoProgram string
 	// ForegroundWait overrides ForegroundWait (tests).
 	ForegroundWait time.Duration
 }
