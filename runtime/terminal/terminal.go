@@ -59,6 +59,10 @@ type StartOptions struct {
 	Command string
 	// Cols and Rows are the size; 80×24 when zero.
 	Cols, Rows int
+	// Args, when set, are the shell's arguments instead of a login shell's (a node's own shell),
+	// and Env is added to its environment. Like Command they come from the program.
+	Args []string
+	Env  []string
 }
 
 // clampSize keeps a size within what a screen can be.
