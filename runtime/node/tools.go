@@ -74,6 +74,7 @@ func toolsFor(t Turn, r Room, n Node, text string, codeTalk bool) []string {
 		out = append(out, ToolHelper)
 	}
 	out = append(out, workToolsFor(t)...)
+	out = append(out, terminalToolsFor(t, text)...)
 	return append(out, planToolsFor(t, r, n)...)
 }
 
@@ -199,7 +200,7 @@ func Tools() []tools.Tool {
 		routinesTool(read),
 		helperTool(read),
 		secretHTTPTool(read),
-	}, append(append(SessionTools(), planTools()...), workToolDefs(read)...)...)
+	}, append(append(append(SessionTools(), planTools()...), workToolDefs(read)...), terminalToolDefs(read)...)...)
 }
 
 // nodePost posts the node's message in another room it is in.

@@ -68,7 +68,10 @@ func (m *Manager) Start(o StartOptions) (*Session, error) {
 	}
 	folder = filepath.Clean(folder)
 	cols, rows := clampSize(o.Cols, o.Rows)
-	shell := m.shell()
+	shell := o.Shell
+	if shell == "" {
+		shell = m.shell()
+	}
 	args := []string{"-l"} // a login shell, as a terminal window opens: the person's profile and PATH
 	if o.Args != nil {
 		args = append([]string(nil), o.Args...)

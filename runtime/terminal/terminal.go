@@ -59,6 +59,8 @@ type StartOptions struct {
 	Command string
 	// Cols and Rows are the size; 80×24 when zero.
 	Cols, Rows int
+	// Shell, when set, is the program to run instead of the Manager's shell.
+	Shell string
 	// Args, when set, are the shell's arguments instead of a login shell's (a node's own shell),
 	// and Env is added to its environment. Like Command they come from the program.
 	Args []string
