@@ -203,4 +203,3 @@ func hasScreenLine(screen, want string) bool {
 	}
 	return false
 }
-
