@@ -9,9 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ensemblework/ensemble/engines/enginetest"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/terminal"
 )
@@ -202,4 +204,50 @@ func hasScreenLine(screen, want string) bool {
 		}
 	}
 	return false
+}
+
+// TestTerminalToolsOffered: the terminal tools go only to the owner's turns that speak of a
+// terminal or carry on work.
+func TestTerminalToolsOffered(t *testing.T) {
+	dm := Room{Kind: RoomDM}
+	tests := []struct {
+		name string
+		turn Turn
+		text string
+		want bool
+	}{
+		{"owner asks for a terminal", Turn{Lane: "conv:x:s", Reason: ReasonMessage, ByOwner: true}, "open a terminal and run htop", true},
+		{"owner says hello", Turn{Lane: "conv:x:s", Reason: ReasonMessage, ByOwner: true}, "hello, how are you?", false},
+		{"someone else asks", Turn{Lane: "conv:x:s", Reason: ReasonMessage}, "open a terminal", false},
+		{"carrying on work", Turn{Lane: "conv:x:s", Reason: ReasonApproval, ByOwner: true}, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := slices.Contains(toolsFor(tt.turn, dm, Node{}, tt.text, false), ToolTerminalSend)
+			if got != tt.want {
+				t.Fatalf("terminal_send offered: got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestTerminalInATurn: a node's turn opens a terminal and types into it through the model's
+// tool calls, and the model reads the screen.
+func TestTerminalInATurn(t *testing.T) {
+	f, n, _ := termFixture(t)
+	yes := true
+	f.model.Script(
+		enginetest.ToolCall(ToolTerminalOpen, map[string]any{}).When(enginetest.Match{LastUserContains: "terminal"}),
+		enginetest.Say("It is open.").When(enginetest.Match{ToolResult: &yes}),
+	)
+	f.post(n.DMRoomID, "Open a terminal for me, please.")
+	f.waitFor("the reply", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 1 })
+	f.settle()
+	reqs := f.model.Requests()
+	if len(reqs) < 2 || !strings.Contains(string(reqs[len(reqs)-1].Body), "Terminal ts") {
+		t.Fatalf("the model did not read the terminal's answer")
+	}
+	if got := len(f.svc.cfg.Terminals.List()); got != 1 {
+		t.Fatalf("%d terminals open, want 1", got)
+	}
 }
