@@ -236,6 +236,7 @@ func (s *Service) terminalOpen(ctx context.Context, n Node) (TerminalAnswer, err
 	if err != nil {
 		return TerminalAnswer{}, err
 	}
+	// Counting and starting under one lock: two opens at once cannot pass the limit together.
 	s.terms.mu.Lock()
 	open := 0
 	for _, t := range s.terms.byID {
@@ -243,18 +244,18 @@ func (s *Service) terminalOpen(ctx context.Context, n Node) (TerminalAnswer, err
 			open++
 		}
 	}
-	s.terms.mu.Unlock()
 	if open >= TerminalsPerNode {
+		s.terms.mu.Unlock()
 		return TerminalAnswer{}, problem.Conflict("You have %d terminals open, the most you may; close one with terminal_close first.", open)
 	}
 	sess, err := s.cfg.Terminals.Start(shellStart(folder))
 	if err != nil {
+		s.terms.mu.Unlock()
 		return TerminalAnswer{}, fmt.Errorf("open a terminal: %w", err)
 	}
 	t := &nodeTerm{nodeID: n.ID, sess: sess}
 	t.idle = time.AfterFunc(TerminalIdle, func() { sess.Close() })
 	age := time.AfterFunc(TerminalMaxAge, func() { sess.Close() })
-	s.terms.mu.Lock()
 	if s.terms.byID == nil {
 		s.terms.byID = map[string]*nodeTerm{}
 	}

@@ -2,7 +2,9 @@
 // a window that connects late, or again, sees what is on the screen before the live output.
 //
 // PTYs are for people (DESIGN.md, principle 1): agents never run here; this is the person's
-// terminal, and what they type is theirs, not judged.
+// terminal, and what they type is theirs, not judged. A node's own terminals (runtime/node's
+// terminal tools) run on a Manager of their own, and what a node types is judged there before it
+// reaches [Session.Write].
 //
 // # A session's life
 //
