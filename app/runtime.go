@@ -72,6 +72,7 @@ type Runtime struct {
 	sessions  *sessions.Service  // agent sessions: listed, deleted, chosen for new runs, cleaned up
 	agents    *detect.Service    // which agents this computer has
 	terms     *terminal.Manager  // the person's shells
+	nodeTerms *terminal.Manager  // the nodes' own shells, never listed with the person's
 	assistant *assistant.Service // its turns are stopped and saved before the database closes
 	nodes     *node.Service      // its turns stop first: the next start reruns or resumes them
 	secrets   *secrets.Store     // keys and run secrets, kept encrypted
@@ -170,6 +171,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 		phoneHost, phoneAPI = host, phones
 	}
 	terms := terminal.New(terminal.Options{Home: home, Log: cfg.Log})
+	nodeTerms := terminal.New(terminal.Options{Max: 24, Home: home, Log: cfg.Log})
 	prof := profiles.New(profiles.Options{Store: st, Writer: w, KnownAgent: js.KnownAgent})
 	// One registry for the assistant and the nodes: a node's turn is the assistant's own loop, with
 	// the node's tools besides (which the assistant's own turns never offer).
@@ -190,14 +192,15 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	comp := computer.New(computer.Options{Home: home, DataDir: cfg.DataDir, Workspace: places.Workspace, Binary: places.Binary, Runtime: places.Runtime,
 		Hide: sec.Redactor().Hide, Log: cfg.Log, Store: st, Writer: w})
 	nodes := node.New(node.Config{Store: st, Writer: w, Bus: bus, Assistant: asst, Records: rec, Needs: nd, Log: cfg.Log,
-		Jobs: js, Sessions: ss, Runs: tools.NewRuns(js, ss, prof), SecretHTTP: secretHTTP, Computer: comp})
+		Jobs: js, Sessions: ss, Runs: tools.NewRuns(js, ss, prof), SecretHTTP: secretHTTP, Computer: comp,
+		Terminals: nodeTerms, Places: places, Hide: sec.Redactor().Hide})
 	if err := nodes.Start(ctx); err != nil {
 		cfg.Log.Warn("node: the turn queue did not start", "err", err)
 	}
 	srv := api.New(api.Options{Version: Version, Command: cmp.Or(cfg.Command, selfCommand()), Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Profiles: prof, Bridge: bridge, Sessions: ss, Relay: phoneHost, Phones: phoneAPI, Agents: agents, Assistant: asst, Nodes: nodes, Terminals: terms, Secrets: sec}, cfg.Log, st, bus, rec)
 	handler := srv.Handler()
 	r := &Runtime{
-		cfg: cfg, store: st, bus: bus, needs: nd, computer: comp, jobs: js, sessions: ss, agents: agents, terms: terms, api: srv, ln: ln, assistant: asst, nodes: nodes, secrets: sec,
+		cfg: cfg, store: st, bus: bus, needs: nd, computer: comp, jobs: js, sessions: ss, agents: agents, terms: terms, nodeTerms: nodeTerms, api: srv, ln: ln, assistant: asst, nodes: nodes, secrets: sec,
 		URL:    url,
 		served: make(chan error, 1),
 		phones: phones,
@@ -274,6 +277,7 @@ func (r *Runtime) Close() error {
 	}
 	r.bus.Close()
 	r.terms.Close() // its WebSockets end with it: Shutdown does not wait for hijacked connections
+	r.nodeTerms.Close()
 	if r.phones != nil {
 		r.phones.Close()
 	}

@@ -79,7 +79,9 @@ func SudoProblem(command string, p Policy) string {
 		return "That opens a shell as the administrator; ask for one exact command instead, so your owner sees what runs."
 	}
 	fetches := slices.ContainsFunc(progs, func(s string) bool { return s == "curl" || s == "wget" })
-	if fetches && slices.ContainsFunc(progs, func(s string) bool { return slices.Contains(adminShells, s) || s == "python3" || s == "python" || s == "perl" }) {
+	if fetches && slices.ContainsFunc(progs, func(s string) bool {
+		return slices.Contains(adminShells, s) || s == "python3" || s == "python" || s == "perl"
+	}) {
 		return "That runs a script from the internet as the administrator, unseen: download it to your folder, show your owner what it does, then run the file."
 	}
 	for _, r := range append(v.Touches.Reads, v.Touches.Writes...) {

@@ -22,6 +22,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/secrets"
 	"github.com/ensemblework/ensemble/runtime/sessions"
 	"github.com/ensemblework/ensemble/runtime/store"
+	"github.com/ensemblework/ensemble/runtime/terminal"
 	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
@@ -66,8 +67,15 @@ type Config struct {
 	Runs       tools.Runs
 	// Computer runs the node's own tools on this computer (spec 002 §8.13); nil leaves them off.
 	Computer *computer.Computer
-	Now      func() time.Time
-	Log      *slog.Logger
+	// Terminals runs the nodes' own shells (terminaltools.go): a Manager of their own, so they
+	// never show among the person's terminals; nil leaves the terminal tools answering that there
+	// are none. Places say where a node's folder is (<workspace>/nodes/<handle>) and what the
+	// floor knows of the computer; Hide hides saved secrets in the screens a node reads.
+	Terminals *terminal.Manager
+	Places    jobs.Places
+	Hide      func(string) string
+	Now       func() time.Time
+	Log       *slog.Logger
 	// Talk and Work are the conversation and work turns that run at once; PerNode the work turns
 	// one node runs at once. Zero takes the defaults (4, 4, 3).
 	Talk, Work, PerNode int
@@ -96,6 +104,7 @@ type Service struct {
 	sessMu sync.Mutex // orders the changes to agent sessions' queues (sessions.go)
 
 	outside outsideWatches // what live node runs change outside their folders (outsidewatch.go)
+	terms   nodeTerminals  // the nodes' open terminals (terminaltools.go)
 
 	life    context.Context
 	endLife context.CancelFunc

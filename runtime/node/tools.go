@@ -75,6 +75,7 @@ func toolsFor(t Turn, r Room, n Node, text string, codeTalk bool) []string {
 		out = append(out, ToolHelper)
 	}
 	out = append(out, workToolsFor(t)...)
+	out = append(out, terminalToolsFor(t, text)...)
 	return append(out, planToolsFor(t, r, n)...)
 }
 
@@ -200,7 +201,7 @@ func Tools() []tools.Tool {
 		routinesTool(read),
 		helperTool(read),
 		secretHTTPTool(read),
-	}, slices.Concat(SessionTools(), planTools(), workToolDefs(read), computerToolDefs(read))...)
+	}, slices.Concat(SessionTools(), planTools(), workToolDefs(read), computerToolDefs(read), terminalToolDefs(read))...)
 }
 
 // nodePost posts the node's message in another room it is in.

@@ -68,8 +68,14 @@ func (m *Manager) Start(o StartOptions) (*Session, error) {
 	}
 	folder = filepath.Clean(folder)
 	cols, rows := clampSize(o.Cols, o.Rows)
-	shell := m.shell()
+	shell := o.Shell
+	if shell == "" {
+		shell = m.shell()
+	}
 	args := []string{"-l"} // a login shell, as a terminal window opens: the person's profile and PATH
+	if o.Args != nil {
+		args = append([]string(nil), o.Args...)
+	}
 	if o.Command != "" {
 		args = append(args, "-c", o.Command)
 	}
@@ -84,7 +90,7 @@ func (m *Manager) Start(o StartOptions) (*Session, error) {
 	}
 	id := newID()
 	s := newSession(id, folder, o.Command, cols, rows)
-	proc, err := startProcess(shell, args, folder, environ(), cols, rows)
+	proc, err := startProcess(shell, args, folder, append(environ(), o.Env...), cols, rows)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", shell, err)
 	}

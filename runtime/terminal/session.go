@@ -45,6 +45,9 @@ type Session struct {
 	watchers   map[*Watcher]struct{}
 	ended      bool
 	exitCode   int
+	output     chan struct{} // closed at the next output (view.go)
+	prompts    int           // how many prompt marks the shell printed (view.go)
+	markTail   string        // the end of the last output, for a mark split across reads
 }
 
 // Watcher is one window's view of a session: C delivers the output after the screen it started
@@ -134,6 +137,7 @@ func (s *Session) feed(p []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.emu.Write(p)
+	s.notedLocked(p)
 	for w := range s.watchers {
 		select {
 		case w.ch <- bytes.Clone(p):
@@ -157,6 +161,10 @@ func (s *Session) end(code int) {
 	s.mu.Lock()
 	s.ended = true
 	s.exitCode = code
+	if s.output != nil {
+		close(s.output) // wakes a Settle
+		s.output = nil
+	}
 	for w := range s.watchers {
 		s.dropLocked(w, fmt.Sprintf("The shell ended (exit code %d).", code))
 	}

@@ -2,7 +2,9 @@
 // a window that connects late, or again, sees what is on the screen before the live output.
 //
 // PTYs are for people (DESIGN.md, principle 1): agents never run here; this is the person's
-// terminal, and what they type is theirs, not judged.
+// terminal, and what they type is theirs, not judged. A node's own terminals (runtime/node's
+// terminal tools) run on a Manager of their own, and what a node types is judged there before it
+// reaches [Session.Write].
 //
 // # A session's life
 //
@@ -59,6 +61,12 @@ type StartOptions struct {
 	Command string
 	// Cols and Rows are the size; 80×24 when zero.
 	Cols, Rows int
+	// Shell, when set, is the program to run instead of the Manager's shell.
+	Shell string
+	// Args, when set, are the shell's arguments instead of a login shell's (a node's own shell),
+	// and Env is added to its environment. Like Command they come from the program.
+	Args []string
+	Env  []string
 }
 
 // clampSize keeps a size within what a screen can be.
