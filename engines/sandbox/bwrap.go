@@ -53,6 +53,9 @@ func bwrapArgs(sb engines.Sandbox, extra Extra, folder string, argv []string, st
 		"--proc", "/proc",
 		"--tmpfs", "/tmp",
 	}
+	if extra.Terminal {
+		a = slices.DeleteFunc(a, func(s string) bool { return s == "--new-session" })
+	}
 	var hidden []string
 	for _, r := range rules(sb, extra) {
 		p := real(r.path)

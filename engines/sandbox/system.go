@@ -171,6 +171,10 @@ type Extra struct {
 	// with the copy; on macOS, which cannot show one folder in another's place, the folder is
 	// writable but what is in it already is not.
 	Scratch map[string]string
+	// Terminal keeps the terminal the program runs on as its controlling one (no new session),
+	// for a shell on a pseudo-terminal: job control and Ctrl+C work. What it could push into
+	// that terminal's input runs in the same sandbox.
+	Terminal bool
 }
 
 // Command is the program and arguments that run bin with args in folder inside Ensemble's own

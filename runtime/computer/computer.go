@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/engines/sandbox"
+	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
@@ -126,4 +127,19 @@ func (c *Computer) Policy(kept []Scope, unattended bool) Policy {
 	return Policy{Home: c.o.Home, DataDir: c.o.DataDir, Workspace: c.o.Workspace, Binary: c.o.Binary, Runtime: c.o.Runtime,
 		Own:  []string{filepath.Join(c.o.Workspace, "nodes"), filepath.Join(c.o.Workspace, "runs")},
 		Kept: kept, Unattended: unattended, Sandboxed: c.sandboxed, Temp: c.o.Temp}
+}
+
+// Floor is the judge's settings that leave only its absolute refusals, for a command in folder:
+// what a terminal's line judge weighs each line with.
+func (c *Computer) Floor(folder string) judge.Settings {
+	return judgeSettings(Call{Folder: folder}, c.Policy(nil, false))
+}
+
+// WrapShell is the program and arguments that run a shell on a terminal in the OS sandbox with
+// folder and write changeable, as a node's commands run; without a sandbox here, the shell itself.
+func (c *Computer) WrapShell(folder string, write []string, bin string, args []string) (string, []string, error) {
+	if !c.sandboxed {
+		return bin, args, nil
+	}
+	return c.o.Sandbox.Command(c.sandboxFor(RunRequest{Folder: folder, Write: write}), sandbox.Extra{Terminal: true}, folder, bin, args)
 }

@@ -130,7 +130,7 @@ func (c *Computer) command(req RunRequest) (*exec.Cmd, error) {
 	}
 	cmd := exec.Command(prog, args...)
 	cmd.Dir = req.Folder
-	cmd.Env = agentproc.Env(os.Environ(), dropVar, c.o.Home, "", map[string]string{"TERM": "dumb", "NO_COLOR": "1", "PAGER": "cat", "GIT_PAGER": "cat"}, req.Env)
+	cmd.Env = agentproc.Env(os.Environ(), DropVar, c.o.Home, "", map[string]string{"TERM": "dumb", "NO_COLOR": "1", "PAGER": "cat", "GIT_PAGER": "cat"}, req.Env)
 	cmd.Stdin = nil
 	agentproc.OwnGroup(cmd)
 	return cmd, nil
@@ -146,9 +146,9 @@ func (c *Computer) sandboxFor(req RunRequest) engines.Sandbox {
 	return engines.Sandbox{On: true, Write: p.Write, DenyWrite: p.DenyWrite, DenyRead: p.DenyRead, AllowRead: p.AllowRead, Internet: true}
 }
 
-// dropVar keeps the runtime's own tokens and the model keys it was started with out of a
-// node's commands.
-func dropVar(name string) bool {
+// DropVar keeps the runtime's own tokens and the model keys it was started with out of a
+// node's commands and shells.
+func DropVar(name string) bool {
 	if agentproc.HostSession(name) || strings.HasPrefix(name, "ENSEMBLE_") {
 		return true
 	}

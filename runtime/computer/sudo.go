@@ -125,7 +125,7 @@ func (c *Computer) Sudo(ctx context.Context, req SudoRequest) (Result, error) {
 	defer ask.close()
 	cmd := exec.Command(sudo, "-A", "-k", "--", bash, "-c", req.Command)
 	cmd.Dir = req.Folder
-	cmd.Env = agentproc.Env(os.Environ(), dropVar, c.o.Home, "", map[string]string{
+	cmd.Env = agentproc.Env(os.Environ(), DropVar, c.o.Home, "", map[string]string{
 		"SUDO_ASKPASS": c.askpassProgram(), AskpassSocketVar: ask.path, AskpassTokenVar: ask.token, "TERM": "dumb", "NO_COLOR": "1"})
 	agentproc.OwnGroup(cmd)
 	k := &Command{id: ledger.NewID("cmd_"), nodeID: req.NodeID, line: req.Command, folder: req.Folder, started: c.o.Now(), cmd: cmd,

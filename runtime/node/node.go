@@ -68,11 +68,9 @@ type Config struct {
 	// Computer runs the node's own tools on this computer (spec 002 §8.13); nil leaves them off.
 	Computer *computer.Computer
 	// Terminals runs the nodes' own shells (terminaltools.go): a Manager of their own, so they
-	// never show among the person's terminals; nil leaves the terminal tools answering that there
-	// are none. Places say where a node's folder is (<workspace>/nodes/<handle>) and what the
-	// floor knows of the computer; Hide hides saved secrets in the screens a node reads.
+	// never show among the person's terminals; nil (or no Computer) leaves the terminal tools
+	// answering that there are none. Hide hides saved secrets in the screens a node reads.
 	Terminals *terminal.Manager
-	Places    jobs.Places
 	Hide      func(string) string
 	Now       func() time.Time
 	Log       *slog.Logger

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ensemblework/ensemble/runtime/jobs"
+	"github.com/ensemblework/ensemble/runtime/computer"
 	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/terminal"
@@ -192,20 +192,22 @@ type nodeTerm struct {
 
 // nodeFolder is the node's own folder, made on first use (spec 002 §8.13).
 func (s *Service) nodeFolder(n Node) (string, error) {
-	ws := s.cfg.Places.Workspace
-	if ws == "" || s.cfg.Terminals == nil {
+	if s.cfg.Computer == nil || s.cfg.Terminals == nil {
 		return "", errors.New("Terminals are not available on this computer.")
 	}
-	dir := filepath.Join(ws, "nodes", n.Slug)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("make @%s's folder: %w", n.Slug, err)
-	}
-	return dir, nil
+	return s.cfg.Computer.NodeFolder(n.Slug)
 }
 
 // floorFor is the judge's floor for commands in the node's folder.
-func (s *Service) floorFor(folder string) judge.Settings {
-	return jobs.JudgeSettings(jobs.Settings{}, jobs.FolderWorkspace, folder, s.cfg.Places, judge.Kept{})
+func (s *Service) floorFor(folder string) judge.Settings { return s.cfg.Computer.Floor(folder) }
+
+// sandboxed starts a node's shell inside the OS sandbox its commands run in, able to change its
+// own folder only.
+func (s *Service) sandboxed(o terminal.StartOptions) (terminal.StartOptions, error) {
+	var err error
+	o.Shell, o.Args, err = s.cfg.Computer.WrapShell(o.Folder, nil, o.Shell, o.Args)
+	o.Drop = computer.DropVar
+	return o, err
 }
 
 func (s *Service) hide(text string) string {
@@ -248,7 +250,12 @@ func (s *Service) terminalOpen(ctx context.Context, n Node) (TerminalAnswer, err
 		s.terms.mu.Unlock()
 		return TerminalAnswer{}, problem.Conflict("You have %d terminals open, the most you may; close one with terminal_close first.", open)
 	}
-	sess, err := s.cfg.Terminals.Start(shellStart(folder))
+	o, err := s.sandboxed(shellStart(folder))
+	if err != nil {
+		s.terms.mu.Unlock()
+		return TerminalAnswer{}, err
+	}
+	sess, err := s.cfg.Terminals.Start(o)
 	if err != nil {
 		s.terms.mu.Unlock()
 		return TerminalAnswer{}, fmt.Errorf("open a terminal: %w", err)
@@ -400,6 +407,9 @@ func (s *Service) terminalScreenshot(ctx context.Context, n Node, in terminalSho
 	o := shellStart(folder)
 	o.Args = o.Args[:len(o.Args)-1] // not interactive (no -i): the shell runs the command
 	o.Command = in.Command
+	if o, err = s.sandboxed(o); err != nil {
+		return TerminalAnswer{}, err
+	}
 	sess, err := s.cfg.Terminals.Start(o)
 	if err != nil {
 		return TerminalAnswer{}, fmt.Errorf("start %q in a terminal: %w", in.Command, err)

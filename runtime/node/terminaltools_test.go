@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/ensemblework/ensemble/engines/enginetest"
-	"github.com/ensemblework/ensemble/runtime/jobs"
+	"github.com/ensemblework/ensemble/runtime/computer"
 	"github.com/ensemblework/ensemble/runtime/terminal"
 )
 
@@ -31,7 +31,8 @@ func termFixture(t *testing.T) (*fixture, Node, string) {
 	t.Cleanup(terms.Close)
 	f := newFixture(t, func(c *Config) {
 		c.Terminals = terms
-		c.Places = jobs.Places{Home: home, DataDir: data, Workspace: filepath.Join(data, "workspace")}
+		c.Computer = computer.New(computer.Options{Home: home, DataDir: data, Workspace: filepath.Join(data, "workspace"),
+			Temp: []string{filepath.Join(data, "tmp")}, Store: c.Store, Writer: c.Writer})
 		c.Hide = func(s string) string { return strings.ReplaceAll(s, "s3cr3t-canary-value", "[secret CANARY]") }
 	})
 	n := f.node("Scout")

@@ -90,7 +90,11 @@ func (m *Manager) Start(o StartOptions) (*Session, error) {
 	}
 	id := newID()
 	s := newSession(id, folder, o.Command, cols, rows)
-	proc, err := startProcess(shell, args, folder, append(environ(), o.Env...), cols, rows)
+	env := environ()
+	if o.Drop != nil {
+		env = slices.DeleteFunc(env, func(kv string) bool { k, _, _ := strings.Cut(kv, "="); return o.Drop(k) })
+	}
+	proc, err := startProcess(shell, args, folder, append(env, o.Env...), cols, rows)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", shell, err)
 	}

@@ -67,6 +67,9 @@ type StartOptions struct {
 	// and Env is added to its environment. Like Command they come from the program.
 	Args []string
 	Env  []string
+	// Drop, when set, leaves the variables it names out of the runtime's environment the shell
+	// starts from (the runtime's own tokens and model keys, for a node's shell).
+	Drop func(name string) bool
 }
 
 // clampSize keeps a size within what a screen can be.
