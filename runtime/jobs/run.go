@@ -55,7 +55,7 @@ type run struct {
 	usage       engines.Usage
 	observed    Observed // what the agent reported it runs with
 	attempt     int
-	title       string // the task's
+	title       string           // the task's
 	git         []secrets.Secret // the secrets git signs in with (runsecrets.go)
 
 	done chan struct{} // closed once the run's end is recorded
