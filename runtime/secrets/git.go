@@ -2,10 +2,13 @@ package secrets
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -153,4 +156,36 @@ func (s *Store) GitSignIn(ctx context.Context, git []Secret, q GitRequest, by st
 		return GitAnswer{Username: cmp.Or(now[i].GitUser, DefaultGitUser), Password: v}, nil
 	}
 	return GitAnswer{}, problem.NotFound("No secret this run names signs git in to %s.", cmp.Or(origin, "that address"))
+}
+
+// AskGitHelper is the credential helper's "get": it reads git's request from in, asks the
+// runtime at url (POST /api/engine/git-credential) with the run's token, and writes the sign-in
+// to out. When the runtime has none for that host, or the run has ended, it writes nothing, so
+// git goes on as it would without the helper.
+func AskGitHelper(ctx context.Context, client *http.Client, url, token string, in io.Reader, out io.Writer) error {
+	q, err := ReadGitRequest(in)
+	if err != nil {
+		return err
+	}
+	body, _ := json.Marshal(q)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("git credential: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("git credential: Ensemble did not answer: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	var a GitAnswer
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxGitRequest)).Decode(&a); err != nil || a.Password == "" {
+		return nil
+	}
+	_, err = a.WriteTo(out)
+	return err
 }
