@@ -20,13 +20,19 @@ func (s *Server) mountGitCredential(mux *http.ServeMux) {
 	if s.opts.Jobs == nil {
 		return
 	}
-	mux.HandleFunc("POST /api/engine/git-credential", s.gitCredential)
+	// Mounted like /mcp/run, by path: the launch token is not its credential, so the API's own
+	// method routes (and their checks for the launch token) do not list it.
+	mux.HandleFunc("/api/engine/git-credential", s.gitCredential)
 }
 
 func (s *Server) gitCredential(w http.ResponseWriter, r *http.Request) {
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || token == "" {
+	if !ok || !s.opts.Jobs.GitTokenLive(token) {
 		writeError(w, http.StatusUnauthorized, jobs.ErrNoRunToken.Error())
+		return
+	}
+	if r.Method != http.MethodPost {
+		writeError(w, http.StatusMethodNotAllowed, "Git's credential helper asks with POST.")
 		return
 	}
 	var in secrets.GitRequest

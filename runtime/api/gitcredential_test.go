@@ -131,6 +131,21 @@ func TestGitCredentialWithRealGit(t *testing.T) {
 	if out, err := fill("gitlab.com"); err == nil || strings.Contains(out, value) {
 		t.Errorf("another host got a sign-in: %v\n%s", err, out)
 	}
+	// Bad input from a going run's helper: one sentence, 400.
+	live := "Bearer " + strings.TrimPrefix(spec.CommandEnv["GIT_CONFIG_VALUE_1"], "!'"+self+"' ")
+	for _, tc := range []struct{ name, body, says string }{
+		{"malformed JSON", `{"protocol":`, ""},
+		{"an unknown field", `{"protocol":"https","host":"github.com","password":"x"}`, "password"},
+		{"no host", `{"protocol":"https"}`, "names its protocol and host"},
+	} {
+		code, msg := postGitCredential(t, srv.URL, live, tc.body)
+		if code != 400 || !strings.Contains(msg, tc.says) || !oneSentence(msg) {
+			t.Errorf("%s: %d %q", tc.name, code, msg)
+		}
+	}
+	if code, msg := postGitCredential(t, srv.URL, live, `{"protocol":"https","host":"gitlab.com"}`); code != 404 || !oneSentence(msg) {
+		t.Errorf("another host: %d %q", code, msg)
+	}
 	if _, err := js.Stop(ctx, j.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -150,29 +165,34 @@ func TestGitCredentialRefuses(t *testing.T) {
 		{"no token", "", `{"protocol":"https","host":"github.com"}`, 401, "answers only a run it was given to"},
 		{"the launch token is not a run's", "Bearer " + f.token.Reveal(), `{"protocol":"https","host":"github.com"}`, 401, "answers only a run"},
 		{"an unknown token", "Bearer ens_git_0000", `{"protocol":"https","host":"github.com"}`, 401, "answers only a run"},
-		{"malformed JSON", "Bearer ens_git_0000", `{"protocol":`, 400, ""},
-		{"an unknown field", "Bearer ens_git_0000", `{"protocol":"https","host":"github.com","password":"x"}`, 400, "password"},
-		{"no host", "Bearer ens_git_0000", `{"protocol":"https"}`, 400, "names its protocol and host"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest("POST", f.srv.URL+"/api/engine/git-credential", strings.NewReader(tc.body))
-			req.Header.Set("Content-Type", "application/json")
-			if tc.auth != "" {
-				req.Header.Set("Authorization", tc.auth)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var body struct{ Error string }
-			json.NewDecoder(resp.Body).Decode(&body)
-			if resp.StatusCode != tc.status || !strings.Contains(body.Error, tc.says) {
-				t.Errorf("got %d %q, want %d saying %q", resp.StatusCode, body.Error, tc.status, tc.says)
-			}
-			if msg := strings.TrimSuffix(body.Error, "."); body.Error == "" || !strings.HasSuffix(body.Error, ".") || strings.Contains(msg, ". ") {
-				t.Errorf("not one sentence: %q", body.Error)
+			code, msg := postGitCredential(t, f.srv.URL, tc.auth, tc.body)
+			if code != tc.status || !strings.Contains(msg, tc.says) || !oneSentence(msg) {
+				t.Errorf("got %d %q, want %d saying %q", code, msg, tc.status, tc.says)
 			}
 		})
 	}
+}
+
+// postGitCredential sends body to the route with auth, answering the status and the error.
+func postGitCredential(t *testing.T, base, auth, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/api/engine/git-credential", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Error string }
+	json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out.Error
+}
+
+func oneSentence(s string) bool {
+	return s != "" && strings.HasSuffix(s, ".") && !strings.Contains(strings.TrimSuffix(s, "."), ". ")
 }

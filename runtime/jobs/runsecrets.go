@@ -97,6 +97,14 @@ func (s *Service) newGitToken(r *run) string {
 	return tok
 }
 
+// GitTokenLive reports whether token is the git token of a run that is going.
+func (s *Service) GitTokenLive(token string) bool {
+	s.mu.Lock()
+	r := s.gitKeys[hashSecret(token)]
+	s.mu.Unlock()
+	return token != "" && r != nil && r.ctx.Err() == nil
+}
+
 // GitCredential answers git's request from the credential helper of the run whose token it
 // carries: the sign-in of a secret the run names for git whose allowed origins hold the request's
 // origin. [ErrNoRunToken] when the token is no going run's; a not-found problem when no secret
