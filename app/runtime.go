@@ -137,7 +137,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	}
 	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
 		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready, Models: agents.Models,
-		Hide: sec.Redactor().Hide, Context: work.Runs(), SecretHTTP: secretHTTP})
+		Hide: sec.Redactor().Hide, Context: work.Runs(), SecretHTTP: secretHTTP, Secrets: sec, GitHelper: runGitHelper(url)})
 	if err := js.Start(ctx); err != nil {
 		ln.Close()
 		st.Close()

@@ -146,6 +146,8 @@ func TestBadBodiesEveryRoute(t *testing.T) {
 		{pattern: "POST /api/pair", wrongType: `{"secret":7}`, via: "phone"},
 		{pattern: "PUT /api/settings/providers/{id}/key", path: "/api/settings/providers/anthropic/key", wrongType: `{"key":7}`},
 		{pattern: "PUT /api/secrets/{name}", path: "/api/secrets/KEEP_ME", wrongType: `{"value":"v","allow":"https://example.com"}`},
+		{pattern: "PATCH /api/secrets/{name}", path: "/api/secrets/KEEP_ME", wrongType: `{"env":"on"}`},
+		{pattern: "PUT /api/settings/secrets", wrongType: `{"mode":"named","names":"KEEP_ME"}`},
 		{pattern: "PUT /api/secrets/{name}/sealed", path: "/api/secrets/KEEP_ME/sealed", wrongType: `{"sealed":"box","decisionId":"d"}`},
 		{pattern: "POST /api/bridge/brief", wrongType: `{"task":7}`, via: "key"},
 		{pattern: "POST /api/bridge/context", wrongType: `{"item":7}`, via: "key"},

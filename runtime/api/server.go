@@ -159,6 +159,7 @@ func (s *Server) Handler() http.Handler {
 	s.mountBridge(mux, api)
 	s.mountPair(mux, api)
 	s.mountSecrets(api)
+	s.mountGitCredential(mux)
 
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "There is no such API route.")
