@@ -31,7 +31,9 @@ import (
 //	GET    /api/node/messages/{id}                   DELETE: one of the person's own
 //	GET    /api/node/search                          q [roomId] [limit]
 //	GET    /api/node/approvals                       the cards waiting for the person
-//	POST   /api/node/approvals/{messageId}           {decision: approve|discard}; a second answer is 409
+//	POST   /api/node/approvals/{messageId}           {decision: approve|discard|once|mission|always}; a second answer is 409
+//	GET    /api/node/sudo/{messageId}                a sudo card's command and the key to seal its password for (sudo.go)
+//	POST   /api/node/sudo/{messageId}                {action: run, sealed?} | {action: deny}
 //	GET    /api/node/assignable                      the nodes and crews a task's owner field offers
 //	GET    /api/node/tasks/{id}/work                 {work: {node, doing} | null}: what a change of owner stops
 //	GET    /api/node/sessions                        [q] [limit]: the agent sessions nodes drive
@@ -80,6 +82,8 @@ func (s *Server) mountNodes(api func(string, http.HandlerFunc)) {
 	api("GET /api/node/search", s.searchNodeMessages)
 	api("GET /api/node/approvals", s.pendingCards)
 	api("POST /api/node/approvals/{messageId}", s.answerCard)
+	api("GET /api/node/sudo/{messageId}", s.getSudo)
+	api("POST /api/node/sudo/{messageId}", s.answerSudo)
 	api("GET /api/node/assignable", s.nodeAssignable)
 	api("GET /api/node/tasks/{id}/work", s.nodeTaskWork)
 	api("GET /api/node/sessions", s.listNodeSessions)

@@ -47,6 +47,9 @@ type grant struct {
 
 // options are the card's answers as Needs me lists them, the discard last.
 func (c Card) options() []string {
+	if c.Type == "sudo" {
+		return []string{"Run without a password", "Decline"}
+	}
 	if c.Type != "computer" || c.Computer == nil {
 		return []string{"Approve", "Discard"}
 	}
@@ -59,7 +62,7 @@ func (c Card) options() []string {
 // decisionOf is the decision a Needs me option stands for.
 func (c Card) decisionOf(opt int) string {
 	switch c.options()[min(max(opt, 0), len(c.options())-1)] {
-	case "Once", "Approve":
+	case "Once", "Approve", "Run without a password":
 		return Approve
 	case "This mission":
 		return DecideMission
@@ -213,15 +216,21 @@ type ComputerTool struct {
 	Program string `json:"program,omitempty"`
 	Rung    string `json:"rung"`
 	Failed  bool   `json:"failed,omitempty"`
+	// CommandHash is a sudo command's SHA-256, which the ledger keeps instead of the command.
+	CommandHash string `json:"commandSha256,omitempty"`
+	ExitCode    *int   `json:"exitCode,omitempty"`
 }
 
 func (s *Service) noteComputer(ctx context.Context, c *turnCtx, tool, folder, program string, rung computer.Rung, err error) {
-	ev := ComputerTool{NodeID: c.node.ID, Tool: tool, Folder: folder, Program: program, Rung: string(rung), Failed: err != nil}
+	s.emitComputer(ctx, c.node.ID, ComputerTool{NodeID: c.node.ID, Tool: tool, Folder: folder, Program: program, Rung: string(rung), Failed: err != nil})
+}
+
+func (s *Service) emitComputer(ctx context.Context, nodeID string, ev ComputerTool) {
 	werr := s.cfg.Writer.Exec(context.WithoutCancel(ctx), func(tx *ledger.Tx) error {
-		return tx.Emit(KindComputerTool, c.node.ID, ev)
+		return tx.Emit(KindComputerTool, nodeID, ev)
 	})
 	if werr != nil {
-		s.log.Warn("node: ledger a computer call", "tool", tool, "err", werr)
+		s.log.Warn("node: ledger a computer call", "tool", ev.Tool, "err", werr)
 	}
 }
 

@@ -113,6 +113,17 @@ export interface ComputerAsk {
   keep?: 'once' | 'mission' | 'always' | string;
 }
 
+/** A sudo card's command (runtime/node/sudo.go). */
+export interface SudoAsk {
+  command: string;
+  reason: string;
+  folder: string;
+  computer: string;
+  hash: string;
+  tries: number;
+  exitCode?: number;
+}
+
 /** The answers a card takes: a computer card's Once, This mission and Always, else approve. */
 export type CardDecision = 'approve' | 'discard' | 'once' | 'mission' | 'always';
 
@@ -127,6 +138,7 @@ export interface Card {
   crew?: { title?: string; nodeIds?: string[] };
   crewTitle?: string;
   computer?: ComputerAsk;
+  sudo?: SudoAsk;
   handle?: string;
   reason?: string;
   result?: string;
