@@ -285,9 +285,6 @@ export function cardOf(m: Message): Card | null {
   return m.data as Card;
 }
 
-/** How a computer card's answer was kept, as the card says it. */
-export const KEEP_WORDS: Record<string, string> = { once: 'allowed once', mission: 'allowed for this mission', always: 'allowed always' };
-
 export const CARD_STATUS: Record<string, string> = {
   pending: 'Waiting for you',
   applying: 'Applying…',
