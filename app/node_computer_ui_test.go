@@ -59,7 +59,7 @@ func TestNodeUIComputerCards(t *testing.T) {
 	screenshot(t, ctx, "node-computer-cards-390.png", 390)
 
 	press(t, ctx, `[data-message-id="msg_computer"] .card-always`)
-	waitFor(t, ctx, "the computer card, kept always", `document.querySelector('[data-message-id="msg_computer"] .node-card[data-status="approved"]')?.textContent.includes('allowed always')`)
+	waitFor(t, ctx, "the computer card, kept always", `document.querySelector('[data-message-id="msg_computer"] .node-card[data-status="approved"]')?.textContent.includes('Allowed always')`)
 	press(t, ctx, `[data-message-id="msg_sudo"] .card-discard`)
 	waitFor(t, ctx, "the sudo card, declined", `!!document.querySelector('[data-message-id="msg_sudo"] .node-card[data-status="discarded"]') && !document.querySelector('[data-message-id="msg_sudo"] input[type="password"]')`)
 	screenshot(t, ctx, "node-computer-cards-answered-1280.png", 1280)
