@@ -45,6 +45,9 @@ func TestNodeUIComputerCards(t *testing.T) {
 	card("msg_sudo", "Ada asks to run as the administrator: apt-get install -y htop",
 		`{"type":"sudo","status":"pending",`+lane+`,"sudo":{"command":"apt-get install -y htop","reason":"You asked for htop to watch the build.","folder":"/home/me","computer":"studio","hash":"ab","tries":0}}`)
 
+	card("msg_secret", "Ada asks for the secret STRIPE_API_KEY: To read your invoices.",
+		`{"type":"secret","status":"pending",`+lane+`,"secret":{"name":"STRIPE_API_KEY","why":"To read your invoices.","allow":["https://api.stripe.com"]}}`)
+
 	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +58,7 @@ func TestNodeUIComputerCards(t *testing.T) {
 	waitFor(t, ctx, "the computer card", `!!document.querySelector('[data-message-id="msg_computer"] .card-always')`)
 	waitFor(t, ctx, "the sudo card", `!!document.querySelector('[data-message-id="msg_sudo"] input[type="password"]')`)
 	waitFor(t, ctx, "the command on the sudo card", `document.querySelector('[data-message-id="msg_sudo"] [data-testid="sudo-command"]')?.textContent === 'apt-get install -y htop'`)
+	waitFor(t, ctx, "the secret card's suggested origin", `[...document.querySelectorAll('[data-message-id="msg_secret"] input')].some((i) => i.value === 'https://api.stripe.com')`)
 	screenshot(t, ctx, "node-computer-cards-1280.png", 1280)
 	screenshot(t, ctx, "node-computer-cards-390.png", 390)
 
@@ -62,5 +66,14 @@ func TestNodeUIComputerCards(t *testing.T) {
 	waitFor(t, ctx, "the computer card, kept always", `document.querySelector('[data-message-id="msg_computer"] .node-card[data-status="approved"]')?.textContent.includes('Allowed always')`)
 	press(t, ctx, `[data-message-id="msg_sudo"] .card-discard`)
 	waitFor(t, ctx, "the sudo card, declined", `!!document.querySelector('[data-message-id="msg_sudo"] .node-card[data-status="discarded"]') && !document.querySelector('[data-message-id="msg_sudo"] input[type="password"]')`)
+	// The secret, typed and sealed in the page, is saved on this computer.
+	if err := chromedp.Do(ctx, chromedp.SendKeys(`[data-message-id="msg_secret"] input[type="password"]`, "sk_live_typed_in_the_page")); err != nil {
+		t.Fatal(err)
+	}
+	press(t, ctx, `[data-message-id="msg_secret"] .card-secret-save`)
+	waitFor(t, ctx, "the secret card, saved", `!!document.querySelector('[data-message-id="msg_secret"] .node-card[data-status="approved"]')`)
+	if v, err := rt.secrets.Get(ctx, "STRIPE_API_KEY"); err != nil || v != "sk_live_typed_in_the_page" {
+		t.Fatalf("the secret saved from the page: %q, %v", v, err)
+	}
 	screenshot(t, ctx, "node-computer-cards-answered-1280.png", 1280)
 }

@@ -138,6 +138,7 @@ func TestBadBodiesEveryRoute(t *testing.T) {
 		{pattern: "POST /api/node/rooms/{id}/stop", path: "/api/node/rooms/" + ids["room"] + "/stop", wrongType: `{"scope":7}`},
 		{pattern: "POST /api/node/approvals/{messageId}", path: "/api/node/approvals/msg_nope", wrongType: `{"decision":7}`},
 		{pattern: "POST /api/node/sudo/{messageId}", path: "/api/node/sudo/msg_nope", wrongType: `{"action":7}`},
+		{pattern: "POST /api/node/secrets/{messageId}", path: "/api/node/secrets/msg_nope", wrongType: `{"allow":7}`},
 		{pattern: "POST /api/node/sessions/{id}/control", path: "/api/node/sessions/job_nope/control", wrongType: `{"action":7}`},
 		{pattern: "POST /api/node/sessions/{id}/queue", path: "/api/node/sessions/job_nope/queue", wrongType: `{"order":"a"}`},
 		{pattern: "POST /api/node/sessions/{id}/hand-over", path: "/api/node/sessions/job_nope/hand-over", wrongType: `{"nodeId":7}`},

@@ -34,6 +34,8 @@ import (
 //	POST   /api/node/approvals/{messageId}           {decision: approve|discard|once|mission|always}; a second answer is 409
 //	GET    /api/node/sudo/{messageId}                a sudo card's command and the key to seal its password for (sudo.go)
 //	POST   /api/node/sudo/{messageId}                {action: run, sealed?} | {action: deny}
+//	GET    /api/node/secrets/{messageId}             a secret card's name and the key to seal its value for
+//	POST   /api/node/secrets/{messageId}             {sealed, allow?}: saved once, on this computer
 //	GET    /api/node/assignable                      the nodes and crews a task's owner field offers
 //	GET    /api/node/tasks/{id}/work                 {work: {node, doing} | null}: what a change of owner stops
 //	GET    /api/node/sessions                        [q] [limit]: the agent sessions nodes drive
@@ -84,6 +86,8 @@ func (s *Server) mountNodes(api func(string, http.HandlerFunc)) {
 	api("POST /api/node/approvals/{messageId}", s.answerCard)
 	api("GET /api/node/sudo/{messageId}", s.getSudo)
 	api("POST /api/node/sudo/{messageId}", s.answerSudo)
+	api("GET /api/node/secrets/{messageId}", s.getSecretCard)
+	api("POST /api/node/secrets/{messageId}", s.answerSecretCard)
 	api("GET /api/node/assignable", s.nodeAssignable)
 	api("GET /api/node/tasks/{id}/work", s.nodeTaskWork)
 	api("GET /api/node/sessions", s.listNodeSessions)

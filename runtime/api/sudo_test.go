@@ -40,48 +40,9 @@ exit 1
 // for another card or another key, or with another purpose, is refused and the card keeps
 // waiting; the right box runs the command once.
 func TestSudoCardRoute(t *testing.T) {
-	dir := t.TempDir()
+	f, nodes, sec, model, _ := computerAPIFixture(t)
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(dir, "ensemble.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bus := events.NewBus()
-	w := ledger.New(st, bus)
-	rec := records.New(st, w)
-	nd := needs.New(st, w)
-	sec, err := secrets.New(ctx, secrets.Options{DataDir: dir, Store: st, Writer: w})
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := enginetest.NewServer(t)
-	reg := tools.HubTools()
-	for _, tl := range node.Tools() {
-		reg.Register(tl)
-	}
-	asst := assistant.New(assistant.Config{Records: rec, Store: st, Writer: w, Needs: nd, Tools: reg, Timeout: time.Minute, Log: slog.New(slog.DiscardHandler),
-		Providers: func(p, base string) (models.Provider, error) {
-			return models.Source{Getenv: func(string) string { return "test-key" }}.Provider("anthropic", model.URL)
-		}})
-	prov, mod := "anthropic", "claude-test"
-	asst.SetSettings(ctx, assistant.SettingsChange{Provider: &prov, Model: &mod})
-	os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
-	sudo := filepath.Join(dir, "bin", "sudo")
-	os.WriteFile(sudo, []byte(sudoInstead), 0o755)
-	self, _ := os.Executable()
-	comp := computer.New(computer.Options{Home: filepath.Join(dir, "home"), DataDir: dir, Workspace: filepath.Join(dir, "workspace"),
-		Temp: []string{filepath.Join(dir, "tmp")}, Store: st, Writer: w, Askpass: self, SudoProgram: sudo})
-	nodes := node.New(node.Config{Store: st, Writer: w, Bus: bus, Assistant: asst, Records: rec, Needs: nd, Computer: comp, Log: slog.New(slog.DiscardHandler)})
-	if err := nodes.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tok := NewLaunchToken()
-	a := New(Options{Version: "test", Token: tok, Keepalive: time.Minute, Assistant: asst, Needs: nd, Nodes: nodes, Secrets: sec},
-		slog.New(slog.NewTextHandler(io.Discard, nil)), st, bus, rec)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(func() { srv.Close(); nodes.Close(); comp.Close(); asst.Close(ctx); bus.Close(); st.Close() })
-	f := &fixture{srv: srv, api: a, store: st, bus: bus, token: tok}
-
+	srv := f.srv
 	n, err := nodes.Create(ctx, node.NewNode{Name: "Ada", Role: "developer"})
 	if err != nil {
 		t.Fatal(err)
@@ -91,18 +52,8 @@ func TestSudoCardRoute(t *testing.T) {
 	if _, err := nodes.PostMessage(ctx, n.DMRoomID, node.Post{Body: "Please install it.", ClientID: "c1"}); err != nil {
 		t.Fatal(err)
 	}
-	var cardID string
-	deadline := time.Now().Add(30 * time.Second)
-	for cardID == "" && time.Now().Before(deadline) {
-		cards, _ := nodes.PendingCards(ctx)
-		if len(cards) > 0 {
-			cardID = cards[0].ID
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if cardID == "" {
-		t.Fatal("no sudo card")
-	}
+	cardID := pendingCard(t, nodes)
+	st, w := f.store, ledger.New(f.store, f.bus)
 	status, view := f.call(t, "GET", "/api/node/sudo/"+cardID, "")
 	if status != 200 || view["command"] != "echo ran-as-admin" || view["hash"] != computer.SudoHash("echo ran-as-admin") || view["purpose"] != "sudo" {
 		t.Fatalf("GET the sudo card: %d %v", status, view)
@@ -148,4 +99,67 @@ func TestSudoCardRoute(t *testing.T) {
 	if status, out := f.call(t, "POST", "/api/node/sudo/"+cardID, `{"action":"maybe"}`, "Origin", origin); status != 400 {
 		t.Fatalf("a bad action: %d %v", status, out)
 	}
+}
+
+// computerAPIFixture is the API with nodes that have the computer tools (a stand-in sudo, this test
+// binary as its askpass), the secrets store and a scripted model; the turn engine runs.
+func computerAPIFixture(t *testing.T) (*fixture, *node.Service, *secrets.Store, *enginetest.Server, string) {
+	t.Helper()
+	dir := t.TempDir()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(dir, "ensemble.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus := events.NewBus()
+	w := ledger.New(st, bus)
+	rec := records.New(st, w)
+	nd := needs.New(st, w)
+	sec, err := secrets.New(ctx, secrets.Options{DataDir: dir, Store: st, Writer: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := enginetest.NewServer(t)
+	reg := tools.HubTools()
+	for _, tl := range node.Tools() {
+		reg.Register(tl)
+	}
+	asst := assistant.New(assistant.Config{Records: rec, Store: st, Writer: w, Needs: nd, Tools: reg, Timeout: time.Minute, Log: slog.New(slog.DiscardHandler),
+		Providers: func(p, base string) (models.Provider, error) {
+			return models.Source{Getenv: func(string) string { return "test-key" }}.Provider("anthropic", model.URL)
+		}})
+	prov, mod := "anthropic", "claude-test"
+	asst.SetSettings(ctx, assistant.SettingsChange{Provider: &prov, Model: &mod})
+	os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
+	sudo := filepath.Join(dir, "bin", "sudo")
+	os.WriteFile(sudo, []byte(sudoInstead), 0o755)
+	self, _ := os.Executable()
+	comp := computer.New(computer.Options{Home: filepath.Join(dir, "home"), DataDir: dir, Workspace: filepath.Join(dir, "workspace"),
+		Temp: []string{filepath.Join(dir, "tmp")}, Store: st, Writer: w, Askpass: self, SudoProgram: sudo})
+	nodes := node.New(node.Config{Store: st, Writer: w, Bus: bus, Assistant: asst, Records: rec, Needs: nd, Computer: comp, Log: slog.New(slog.DiscardHandler)})
+	if err := nodes.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tok := NewLaunchToken()
+	a := New(Options{Version: "test", Token: tok, Keepalive: time.Minute, Assistant: asst, Needs: nd, Nodes: nodes, Secrets: sec},
+		slog.New(slog.NewTextHandler(io.Discard, nil)), st, bus, rec)
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(func() { srv.Close(); nodes.Close(); comp.Close(); asst.Close(ctx); bus.Close(); st.Close() })
+	f := &fixture{srv: srv, api: a, store: st, bus: bus, token: tok}
+
+	return f, nodes, sec, model, dir
+}
+
+// pendingCard waits for the card a node's turn posts.
+func pendingCard(t *testing.T, nodes *node.Service) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if cards, _ := nodes.PendingCards(context.Background()); len(cards) > 0 {
+			return cards[0].ID
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no card")
+	return ""
 }

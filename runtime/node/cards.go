@@ -50,6 +50,7 @@ type Card struct {
 	// command as the administrator (sudo.go).
 	Computer *ComputerAsk `json:"computer,omitempty"`
 	Sudo     *SudoAsk     `json:"sudo,omitempty"`
+	Secret   *SecretAsk   `json:"secret,omitempty"` // a secret asked for (secretrequest.go)
 
 	DecisionID string `json:"decisionId,omitempty"`
 	// ExpiresAt is when a card of background work stops waiting (cardexpiry.go).
@@ -103,7 +104,7 @@ func (s *Service) postCardTx(tx *ledger.Tx, t Turn, n Node, body string, c Card)
 		at := s.now().Add(SudoCardLife)
 		c.ExpiresAt = &at
 	}
-	if s.cfg.Needs != nil {
+	if s.cfg.Needs != nil && c.Type != "secret" { // a secret is typed on its card, never answered on Needs me
 		d, err := needs.Post(tx, needs.NewQuestion(needs.Source{Title: n.Name}, body, c.options(), 0, false))
 		if err != nil {
 			return Message{}, fmt.Errorf("node: put the card on Needs me: %w", err)
@@ -309,6 +310,8 @@ func (s *Service) cardWork(ctx context.Context, c *Card, decision string) (strin
 		return s.computerCardWork(ctx, c, decision)
 	case "sudo":
 		return s.sudoCardWork(ctx, c, nil)
+	case "secret":
+		return "", problem.Invalid("A secret card is answered with the secret, typed on the card.")
 	case "crew_add":
 		r, err := s.AddToCrew(ctx, c.RoomID, c.AddNode)
 		if err != nil {
@@ -416,6 +419,9 @@ func (s *Service) remirrorCards(ctx context.Context) error {
 	for _, m := range cards {
 		var c Card
 		json.Unmarshal(m.Data, &c)
+		if c.Type == "secret" {
+			continue
+		}
 		if c.DecisionID != "" {
 			if d, err := s.cfg.Needs.Get(ctx, c.DecisionID); err == nil && d.Status == needs.Open {
 				s.followNeeds(m.ID, c.DecisionID)

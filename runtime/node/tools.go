@@ -69,7 +69,7 @@ func toolsFor(t Turn, r Room, n Node, text string, codeTalk bool) []string {
 		out = append(out, ToolAnswerQuestion) // a question turn is its owner's: the run was
 	}
 	if t.ByOwner && (carryOn || secretWordsRe.MatchString(text)) {
-		out = append(out, ToolSecretHTTP)
+		out = append(out, ToolSecretHTTP, ToolSecretRequest)
 	}
 	if t.ByOwner && isConvLane(t.Lane) && (aboutNodes || helperWordsRe.MatchString(text)) {
 		out = append(out, ToolHelper)
@@ -201,6 +201,7 @@ func Tools() []tools.Tool {
 		routinesTool(read),
 		helperTool(read),
 		secretHTTPTool(read),
+		secretRequestTool(read),
 	}, slices.Concat(SessionTools(), planTools(), workToolDefs(read), computerToolDefs(read), terminalToolDefs(read))...)
 }
 

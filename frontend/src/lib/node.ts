@@ -139,6 +139,7 @@ export interface Card {
   crewTitle?: string;
   computer?: ComputerAsk;
   sudo?: SudoAsk;
+  secret?: { name: string; why: string; allow?: string[]; saved?: boolean };
   handle?: string;
   reason?: string;
   result?: string;

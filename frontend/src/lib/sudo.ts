@@ -38,3 +38,24 @@ export const sudoApi = {
   },
   deny: (messageId: string) => request<Message>('POST', `/api/node/sudo/${enc(messageId)}`, { action: 'deny' }),
 };
+
+/** GET /api/node/secrets/{messageId}: a node's request for a secret. */
+export interface SecretCardView {
+  messageId: string;
+  status: string;
+  name: string;
+  why: string;
+  allow: string[];
+  route: { mode: string };
+  sealKey: SealKey;
+}
+
+/** A node's secret card: the value is sealed in this page for this computer (the card, the name). */
+export const secretCardApi = {
+  view: (messageId: string) => request<SecretCardView>('GET', `/api/node/secrets/${enc(messageId)}`),
+  async save(messageId: string, value: string, allow: string[]): Promise<Message> {
+    const v = await secretCardApi.view(messageId);
+    const sealed = await sealFor(v.sealKey, { deviceId: v.sealKey.kid, decisionId: messageId, name: v.name, origin: location.origin }, { value });
+    return request<Message>('POST', `/api/node/secrets/${enc(messageId)}`, { sealed, allow });
+  },
+};
