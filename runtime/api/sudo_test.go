@@ -144,7 +144,14 @@ func computerAPIFixture(t *testing.T) (*fixture, *node.Service, *secrets.Store, 
 	a := New(Options{Version: "test", Token: tok, Keepalive: time.Minute, Assistant: asst, Needs: nd, Nodes: nodes, Secrets: sec},
 		slog.New(slog.NewTextHandler(io.Discard, nil)), st, bus, rec)
 	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(func() { srv.Close(); nodes.Close(); comp.Close(); asst.Close(ctx); bus.Close(); st.Close() })
+	t.Cleanup(func() {
+		srv.Close()
+		nodes.Close()
+		comp.Close()
+		asst.Close(ctx)
+		bus.Close()
+		st.Close()
+	})
 	f := &fixture{srv: srv, api: a, store: st, bus: bus, token: tok}
 
 	return f, nodes, sec, model, dir
