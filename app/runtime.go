@@ -192,7 +192,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	comp := computer.New(computer.Options{Home: home, DataDir: cfg.DataDir, Workspace: places.Workspace, Binary: places.Binary, Runtime: places.Runtime,
 		Hide: sec.Redactor().Hide, Log: cfg.Log, Store: st, Writer: w})
 	nodes := node.New(node.Config{Store: st, Writer: w, Bus: bus, Assistant: asst, Records: rec, Needs: nd, Log: cfg.Log,
-		Jobs: js, Sessions: ss, Runs: tools.NewRuns(js, ss, prof), SecretHTTP: secretHTTP, Computer: comp,
+		Jobs: js, Sessions: ss, Runs: tools.NewRuns(js, ss, prof), SecretHTTP: secretHTTP, SecretEnv: sec.ForCommand, Computer: comp,
 		Terminals: nodeTerms, Hide: sec.Redactor().Hide})
 	if err := nodes.Start(ctx); err != nil {
 		cfg.Log.Warn("node: the turn queue did not start", "err", err)

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -240,6 +241,16 @@ func (s *Service) runCommand(ctx context.Context, c *turnCtx, call computer.Call
 	t := c.rt.turn
 	req := computer.RunRequest{NodeID: c.node.ID, Folder: call.Folder, Command: call.Command, Write: d.Write,
 		Timeout: time.Duration(in.Timeout) * time.Second, Background: in.Background}
+	if len(in.Secrets) > 0 {
+		if s.cfg.SecretEnv == nil {
+			return tools.Result{}, errors.New("Saved secrets cannot be used here.")
+		}
+		env, err := s.cfg.SecretEnv(ctx, in.Secrets, "@"+c.node.Slug)
+		if err != nil {
+			return tools.Result{}, err
+		}
+		req.Env = env
+	}
 	req.Ended = func(r computer.Result) { s.commandEnded(t, c.node, r) }
 	r, err := s.cfg.Computer.Run(ctx, req)
 	return runResult(r, err)

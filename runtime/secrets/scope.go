@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"context"
+	"fmt"
 	"slices"
 )
 
@@ -83,4 +84,24 @@ func (s *Store) ForRun(ctx context.Context, runNames []string) (Grant, error) {
 		g.Values[n] = v
 	}
 	return g, nil
+}
+
+// ForCommand is the values of the secrets a node named for one command's environment: each must be
+// saved here as a run secret for the environment. Each use is ledgered, never the value.
+func (s *Store) ForCommand(ctx context.Context, names []string, by string) (map[string]string, error) {
+	g, err := s.ForRun(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if _, ok := g.Values[n]; !ok {
+			return nil, fmt.Errorf("%s is not saved on this computer for commands' environment; your owner can save it, or allow it with `ensemble secrets allow %s --env on`.", n, n)
+		}
+	}
+	for n := range g.Values {
+		if err := s.Used(ctx, Used{Name: n, By: by, How: "env"}); err != nil {
+			return nil, err
+		}
+	}
+	return g.Values, nil
 }

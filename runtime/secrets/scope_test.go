@@ -177,3 +177,29 @@ func TestUseAndRunSettings(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// ForCommand gives a node's command only environment secrets it names, and ledgers each use.
+func TestForCommand(t *testing.T) {
+	s, st := open(t, t.TempDir())
+	ctx := context.Background()
+	if err := s.Set(ctx, "DEPLOY_TOKEN", Run, "tok-env-1234567890", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set(ctx, "STRIPE_API_KEY", Run, "sk-ref-1234567890", []string{"https://api.stripe.com"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ForCommand(ctx, []string{"DEPLOY_TOKEN"}, "@ada")
+	if err != nil || len(got) != 1 || got["DEPLOY_TOKEN"] != "tok-env-1234567890" {
+		t.Fatalf("ForCommand = %v, %v", got, err)
+	}
+	for _, names := range [][]string{{"STRIPE_API_KEY"}, {"NOT_SAVED"}} {
+		if _, err := s.ForCommand(ctx, names, "@ada"); err == nil {
+			t.Errorf("ForCommand(%v) gave a secret not for the environment", names)
+		}
+	}
+	var used int
+	st.Reader().QueryRow("SELECT count(*) FROM events WHERE kind = ? AND data NOT LIKE '%tok-env%'", string(KindUsed)).Scan(&used)
+	if used != 1 {
+		t.Fatalf("%d uses ledgered; want 1, without the value", used)
+	}
+}
