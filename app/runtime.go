@@ -41,6 +41,8 @@ var errAlreadyRunning = errors.New("Ensemble is already running")
 // runtimeConfig is what starting a runtime needs.
 type runtimeConfig struct {
 	DataDir string
+	// Passphrase gives secret.key's passphrase when it has one; nil asks as askPassphrase does.
+	Passphrase func() (string, error)
 	Addr    string // where to listen; must be loopback
 	Log     *slog.Logger
 	// Drivers are the agents runs can use; nil for the ones this build has (tests set their own).
@@ -109,7 +111,11 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	}
 	// Secrets load before runs start and the API serves, so their values are known to the Redactor,
 	// and hidden in what runs record, from the start (runs resumed at start-up included).
-	sec, err := secrets.New(ctx, secrets.Options{DataDir: cfg.DataDir, Store: st, Writer: w})
+	pass := cfg.Passphrase
+	if pass == nil {
+		pass = askPassphrase(os.Stderr)
+	}
+	sec, err := secrets.New(ctx, secrets.Options{DataDir: cfg.DataDir, Store: st, Writer: w, Passphrase: pass})
 	if err != nil {
 		ln.Close()
 		st.Close()

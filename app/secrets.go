@@ -46,7 +46,7 @@ fingerprint on the page with 'ensemble secrets fingerprint'.`,
 	cmd.SetFlagErrorFunc(flagError)
 	cmd.AddCommand(newSecretsListCmd(g), newSecretsSetCmd(g), newSecretsRemoveCmd(g), newSecretsFingerprintCmd(g),
 		newSecretsSetKeyCmd(g), newSecretsRecipientCmd(g), newSecretsExportCmd(g), newSecretsImportCmd(g),
-		newSecretsAllowCmd(g), newSecretsModeCmd(g))
+		newSecretsAllowCmd(g), newSecretsModeCmd(g), newSecretsPassphraseCmd(g))
 	return cmd
 }
 

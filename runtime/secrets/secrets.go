@@ -47,6 +47,9 @@ type Options struct {
 	DataDir string
 	Store   *store.Store
 	Writer  *ledger.Writer
+	// Passphrase gives the local key's passphrase, asked only when it has one; nil refuses a
+	// locked key with ErrLocked.
+	Passphrase func() (string, error)
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -72,7 +75,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	k, err := loadLocalKey(opts.DataDir)
+	k, err := loadLocalKey(opts.DataDir, opts.Passphrase)
 	if err != nil {
 		return nil, err
 	}
