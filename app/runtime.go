@@ -43,8 +43,8 @@ type runtimeConfig struct {
 	DataDir string
 	// Passphrase gives secret.key's passphrase when it has one; nil asks as askPassphrase does.
 	Passphrase func() (string, error)
-	Addr    string // where to listen; must be loopback
-	Log     *slog.Logger
+	Addr       string // where to listen; must be loopback
+	Log        *slog.Logger
 	// Drivers are the agents runs can use; nil for the ones this build has (tests set their own).
 	Drivers map[string]engines.Driver
 	// Relay turns on phone access through a relay; nil leaves it off.

@@ -57,9 +57,9 @@ func computerToolsFor(t Turn, n Node, text string, has bool) []string {
 }
 
 type runIn struct {
-	Command    string `json:"command" jsonschema:"one command line, run with bash -c" check:"minLength=1,maxLength=8000"`
-	Folder     string `json:"folder,omitempty" jsonschema:"where it runs; your own folder when left out" check:"maxLength=1000"`
-	Background bool   `json:"background,omitempty" jsonschema:"return at once; you hear when it ends"`
+	Command    string   `json:"command" jsonschema:"one command line, run with bash -c" check:"minLength=1,maxLength=8000"`
+	Folder     string   `json:"folder,omitempty" jsonschema:"where it runs; your own folder when left out" check:"maxLength=1000"`
+	Background bool     `json:"background,omitempty" jsonschema:"return at once; you hear when it ends"`
 	Timeout    int      `json:"timeoutSeconds,omitempty" jsonschema:"its time limit in seconds (at most 900, the default)" check:"minimum=1,maximum=900"`
 	Secrets    []string `json:"secrets,omitempty" jsonschema:"names of saved secrets to put in its environment (you never see them)" check:"maxItems=10,items.maxLength=100"`
 }
