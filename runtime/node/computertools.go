@@ -86,6 +86,7 @@ type deleteIn struct {
 func computerToolDefs(def func(name, desc string) tools.Tool) []tools.Tool {
 	return []tools.Tool{
 		sudoToolDef(def),
+		shareToolDef(def),
 		tools.Define(def(ToolRun, "Run one command line on your owner's computer (bash -c, in your own folder unless you name one), in its OS sandbox. "+
 			"Output comes back (64 KB; computer_run_output for more). After a minute it goes on in the background and you hear when it ends. "+
 			"Another folder asks your owner once. No sudo (computer_sudo), git push or fetch."),

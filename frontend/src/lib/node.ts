@@ -113,6 +113,16 @@ export interface ComputerAsk {
   keep?: 'once' | 'mission' | 'always' | string;
 }
 
+/** A file a node shared into the chat (node_share_file), as a file message's data lists it. */
+export interface SharedFile {
+  id: string;
+  name: string;
+  size: number;
+  sha256: string;
+  type: string;
+  leftOut?: string[];
+}
+
 /** A sudo card's command (runtime/node/sudo.go). */
 export interface SudoAsk {
   command: string;
