@@ -41,6 +41,9 @@ const (
 	ReasonNotStarted  = "not_started"  // never started in time
 )
 
+// ErrLiveEnded is a takeover asked of a live card whose view has ended (the API's 410).
+var ErrLiveEnded = problem.New(problem.KindConflict, "This live view has ended.")
+
 // Takeover modes.
 const (
 	ModeWatch   = "watch"
@@ -91,7 +94,7 @@ func (s *Service) OpenTakeover(ctx context.Context, liveCardID string) (Takeover
 		return Takeover{}, problem.NotFound("Message %q is not a live card.", liveCardID)
 	}
 	if c.Status == LiveEnded {
-		return Takeover{}, problem.New(problem.KindConflict, "This live view has ended.")
+		return Takeover{}, ErrLiveEnded
 	}
 	s.terms.mu.Lock()
 	t := s.terms.byID[c.Session]
@@ -101,7 +104,7 @@ func (s *Service) OpenTakeover(ctx context.Context, liveCardID string) (Takeover
 		if err := s.endLiveCard(ctx, m.ID, "", LiveClosed); err != nil {
 			return Takeover{}, err
 		}
-		return Takeover{}, problem.New(problem.KindConflict, "This live view has ended: its terminal is closed.")
+		return Takeover{}, ErrLiveEnded
 	}
 	now := s.now()
 	to := &liveTakeover{s: s, term: t, created: now, done: make(chan struct{}), lastSeen: now,
