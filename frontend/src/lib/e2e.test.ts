@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PageChannel } from './e2e';
 import { b64url, fromB64url } from './seal';
+import vectorsFile from '../../../runtime/takeover/testdata/e2e_vectors.json';
 
 // The vectors runtime/takeover/e2e_test.go writes: the page must open what the runtime seals, and
 // seal what the runtime opens, to the byte.
-const vectors = JSON.parse(readFileSync(new URL('../../../runtime/takeover/testdata/e2e_vectors.json', import.meta.url), 'utf8')) as {
+const vectors = vectorsFile as {
   secret: string;
   takeoverId: string;
   pageToRuntime: { seq: number; plain: string; msg: string }[];
