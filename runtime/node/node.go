@@ -104,8 +104,9 @@ type Service struct {
 
 	sessMu sync.Mutex // orders the changes to agent sessions' queues (sessions.go)
 
-	outside outsideWatches // what live node runs change outside their folders (outsidewatch.go)
-	terms   nodeTerminals  // the nodes' open terminals (terminaltools.go)
+	outside   outsideWatches // what live node runs change outside their folders (outsidewatch.go)
+	terms     nodeTerminals  // the nodes' open terminals (terminaltools.go)
+	takeovers takeoverSet    // the owner's views of them (takeovers.go)
 
 	life    context.Context
 	endLife context.CancelFunc
