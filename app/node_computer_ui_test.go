@@ -1,7 +1,13 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -48,6 +54,19 @@ func TestNodeUIComputerCards(t *testing.T) {
 	card("msg_secret", "Ada asks for the secret STRIPE_API_KEY: To read your invoices.",
 		`{"type":"secret","status":"pending",`+lane+`,"secret":{"name":"STRIPE_API_KEY","why":"To read your invoices.","allow":["https://api.stripe.com"]}}`)
 
+	// A picture the node shared (node_share_file), kept as its evidence.
+	os.MkdirAll(filepath.Join(rt.cfg.DataDir, "node-files"), 0o700)
+	if err := os.WriteFile(filepath.Join(rt.cfg.DataDir, "node-files", "nf_shot1"), tinyPNG(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	if _, err := rt.store.Writer().Exec(`INSERT INTO node_messages (id, room_id, seq, author, author_node_id, kind, body, data, visible_to, created_at, updated_at)
+		SELECT 'msg_file', id, next_seq, 'node', ?, 'text', 'The build at 390 px', ?, '["owner"]', ?, ? FROM node_rooms WHERE id = ?`,
+		n.ID, `{"type":"file","files":[{"id":"nf_shot1","name":"build-390.png","size":2048,"sha256":"x","type":"image/png"}]}`, now, now, n.DMRoomID); err != nil {
+		t.Fatal(err)
+	}
+	rt.store.Writer().Exec(`UPDATE node_rooms SET next_seq = next_seq + 1 WHERE id = ?`, n.DMRoomID)
+
 	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +77,7 @@ func TestNodeUIComputerCards(t *testing.T) {
 	waitFor(t, ctx, "the computer card", `!!document.querySelector('[data-message-id="msg_computer"] .card-always')`)
 	waitFor(t, ctx, "the sudo card", `!!document.querySelector('[data-message-id="msg_sudo"] input[type="password"]')`)
 	waitFor(t, ctx, "the command on the sudo card", `document.querySelector('[data-message-id="msg_sudo"] [data-testid="sudo-command"]')?.textContent === 'apt-get install -y htop'`)
+	waitFor(t, ctx, "the shared picture, shown", `document.querySelector('[data-file-id="nf_shot1"] img')?.naturalWidth > 0`)
 	waitFor(t, ctx, "the secret card's suggested origin", `[...document.querySelectorAll('[data-message-id="msg_secret"] input')].some((i) => i.value === 'https://api.stripe.com')`)
 	screenshot(t, ctx, "node-computer-cards-1280.png", 1280)
 	screenshot(t, ctx, "node-computer-cards-390.png", 390)
@@ -76,4 +96,19 @@ func TestNodeUIComputerCards(t *testing.T) {
 		t.Fatalf("the secret saved from the page: %q, %v", v, err)
 	}
 	screenshot(t, ctx, "node-computer-cards-answered-1280.png", 1280)
+}
+
+// tinyPNG is a small picture, as a node's screenshot would be.
+func tinyPNG(t *testing.T) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 240, 120))
+	for x := 0; x < 240; x++ {
+		for y := 0; y < 120; y++ {
+			img.Set(x, y, color.RGBA{R: uint8(x), G: 90, B: uint8(200 - y), A: 255})
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -34,6 +34,7 @@ type jsonRoute struct {
 // record, or a link made fresh. A body sent to them is not read.
 var bodylessRoutes = []string{
 	"POST /api/signin-links",
+	"POST /api/node/takeovers/{id}/extend",
 	"POST /api/signout",
 	"POST /api/trash/{kind}/{id}/restore",
 	"POST /api/undo",
@@ -139,6 +140,8 @@ func TestBadBodiesEveryRoute(t *testing.T) {
 		{pattern: "POST /api/node/approvals/{messageId}", path: "/api/node/approvals/msg_nope", wrongType: `{"decision":7}`},
 		{pattern: "POST /api/node/sudo/{messageId}", path: "/api/node/sudo/msg_nope", wrongType: `{"action":7}`},
 		{pattern: "POST /api/node/secrets/{messageId}", path: "/api/node/secrets/msg_nope", wrongType: `{"allow":7}`},
+		{pattern: "POST /api/node/takeovers", path: "/api/node/takeovers", wrongType: `{"liveCardId":7}`},
+		{pattern: "POST /api/node/takeovers/{id}/control", path: "/api/node/takeovers/tk_nope/control", wrongType: `{"on":"yes"}`},
 		{pattern: "POST /api/node/sessions/{id}/control", path: "/api/node/sessions/job_nope/control", wrongType: `{"action":7}`},
 		{pattern: "POST /api/node/sessions/{id}/queue", path: "/api/node/sessions/job_nope/queue", wrongType: `{"order":"a"}`},
 		{pattern: "POST /api/node/sessions/{id}/hand-over", path: "/api/node/sessions/job_nope/hand-over", wrongType: `{"nodeId":7}`},
