@@ -70,6 +70,12 @@ type StartOptions struct {
 	// Drop, when set, leaves the variables it names out of the runtime's environment the shell
 	// starts from (the runtime's own tokens and model keys, for a node's shell).
 	Drop func(name string) bool
+	// Node is who the session is for (a node's id), kept by a terminal host so that
+	// [Manager.Reattach] can say whose a session is.
+	Node string
+	// MaxAge, when set, is how long a terminal host keeps the shell even with no runtime attached
+	// (a node's terminal's age limit); an in-process session leaves its age to the caller.
+	MaxAge time.Duration
 }
 
 // clampSize keeps a size within what a screen can be.
