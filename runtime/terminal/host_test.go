@@ -73,7 +73,7 @@ func waitGone(t *testing.T, paths ...string) {
 // TestHostReattach: a runtime that dies leaves its node's shell running in the host; the next one
 // reattaches, sees the screen as it was, and types on. A command started before the death has
 // finished by then.
-func TestHostReattach(t *testing.T) {
+func TestTerminalHostReattach(t *testing.T) {
 	data := t.TempDir()
 	first := newHostManager(t, data)
 	s, err := first.Start(StartOptions{Cols: 60, Rows: 10, Env: hostEnv, Node: "nd1"})
@@ -128,7 +128,7 @@ func TestHostReattach(t *testing.T) {
 
 // TestHostKeepsExitCode: a shell that exits while no runtime is attached leaves its exit code for
 // the next one; once that one has seen it, the host goes.
-func TestHostKeepsExitCode(t *testing.T) {
+func TestTerminalHostKeepsExitCode(t *testing.T) {
 	data := t.TempDir()
 	folder := t.TempDir()
 	first := newHostManager(t, data)
@@ -161,7 +161,7 @@ func TestHostKeepsExitCode(t *testing.T) {
 
 // TestHostRefusesWrongToken: only the token in the session's json lets a client in; the session
 // goes on.
-func TestHostRefusesWrongToken(t *testing.T) {
+func TestTerminalHostRefusesWrongToken(t *testing.T) {
 	data := t.TempDir()
 	m := newHostManager(t, data)
 	t.Cleanup(m.Close)
@@ -185,7 +185,7 @@ func TestHostRefusesWrongToken(t *testing.T) {
 
 // TestReattachRemovesDeadHosts: a host that died (its socket answers nobody) leaves files that the
 // next Reattach removes.
-func TestReattachRemovesDeadHosts(t *testing.T) {
+func TestTerminalReattachRemovesDeadHosts(t *testing.T) {
 	data := t.TempDir()
 	dir := filepath.Join(data, "terminals")
 	if err := makeHostDir(dir); err != nil {

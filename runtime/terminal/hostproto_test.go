@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestFrames(t *testing.T) {
+func TestTerminalHostFrames(t *testing.T) {
 	tests := []struct {
 		typ     byte
 		payload []byte
@@ -38,7 +38,7 @@ func TestFrames(t *testing.T) {
 	}
 }
 
-func TestFrameTooLong(t *testing.T) {
+func TestTerminalHostFrameTooLong(t *testing.T) {
 	if err := writeFrame(new(bytes.Buffer), frameOutput, make([]byte, maxFrame+1)); !errors.Is(err, errFrameTooLong) {
 		t.Errorf("writeFrame: %v", err)
 	}
@@ -48,7 +48,7 @@ func TestFrameTooLong(t *testing.T) {
 	}
 }
 
-func TestRing(t *testing.T) {
+func TestTerminalHostRing(t *testing.T) {
 	tests := []struct {
 		name   string
 		writes []string

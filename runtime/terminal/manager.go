@@ -111,20 +111,20 @@ func (m *Manager) Start(o StartOptions) (*Session, error) {
 		return nil, fmt.Errorf("start %s: %w", shell, err)
 	}
 	s.proc = proc
-	m.runLocked(s, nil)
+	m.runLocked(s)
 	m.opts.Log.Info("terminal started", "id", id, "shell", shell, "folder", folder, "command", o.Command, "host", m.opts.Host != nil)
 	return s, nil
 }
 
-// runLocked keeps s and runs it until it ends (replay: see Session.run).
-func (m *Manager) runLocked(s *Session, replay []byte) {
+// runLocked keeps s and runs it until it ends.
+func (m *Manager) runLocked(s *Session) {
 	m.sessions[s.id] = s
 	go s.run(func() {
 		m.mu.Lock()
 		delete(m.sessions, s.id)
 		m.mu.Unlock()
 		m.opts.Log.Info("terminal ended", "id", s.id, "exit", s.ExitCode())
-	}, replay)
+	})
 }
 
 // Get returns the open session with id, or nil.

@@ -41,13 +41,15 @@ func (m *Manager) Reattach() []*Session {
 		cols, rows = clampSize(cols, rows)
 		s := newSession(in.ID, in.Folder, in.Command, cols, rows)
 		s.node, s.started, s.proc = in.Node, in.Started, p
+		s.restore(replay) // before it is returned: its screen is whole from the start
 		m.mu.Lock()
 		if m.closed {
 			m.mu.Unlock()
 			p.detach()
+			s.end(-1) // its reply pump with it
 			break
 		}
-		m.runLocked(s, replay)
+		m.runLocked(s)
 		m.mu.Unlock()
 		m.opts.Log.Info("terminal reattached", "id", in.ID, "node", in.Node, "folder", in.Folder)
 		out = append(out, s)

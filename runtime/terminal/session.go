@@ -37,6 +37,7 @@ type Session struct {
 	replies *io.PipeWriter // the emulator's answers to the program's queries; closed when it ends
 	done    chan struct{}  // closed once the session has ended and been cleaned up
 	nwatch  atomic.Int32   // how many windows watch; read without mu by the reply pump
+	pump    sync.Once      // starts pumpReplies
 
 	mu         sync.Mutex // guards the following fields
 	emu        *vt.Emulator
@@ -93,15 +94,9 @@ func newSession(id, folder, command string, cols, rows int) *Session {
 	return s
 }
 
-// run pumps the PTY into the screen and the watchers until the shell exits, then cleans up. A
-// reattached session first draws replay, the output its host kept, answering none of the
-// queries in it: the program asked them long ago, of a screen that is gone.
-func (s *Session) run(onEnd func(), replay []byte) {
-	go s.pumpReplies(replay != nil)
-	if replay != nil {
-		s.feed(replay)
-		s.replies.Write(replayEnd)
-	}
+// run pumps the PTY into the screen and the watchers until the shell exits, then cleans up.
+func (s *Session) run(onEnd func()) {
+	s.pump.Do(func() { go s.pumpReplies(false) })
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
@@ -120,6 +115,15 @@ func (s *Session) run(onEnd func(), replay []byte) {
 	s.proc.cleanup(readDone)
 	s.end(code)
 	onEnd()
+}
+
+// restore draws replay, the output a terminal host kept, on a reattached session's screen before
+// run, answering none of the queries in it: the program asked them long ago, of a screen that is
+// gone.
+func (s *Session) restore(replay []byte) {
+	s.pump.Do(func() { go s.pumpReplies(true) })
+	s.feed(replay)
+	s.replies.Write(replayEnd)
 }
 
 // replayEnd is written into the emulator's answers after a replay: what comes before it answers the
