@@ -279,7 +279,7 @@ func (r *Runtime) Close() error {
 		r.stop()
 	}
 	r.bus.Close()
-	r.terms.Close() // its WebSockets end with it: Shutdown does not wait for hijacked connections
+	r.terms.Close()      // its WebSockets end with it: Shutdown does not wait for hijacked connections
 	r.nodeTerms.Detach() // the nodes' shells go on in their hosts, for the next runtime
 	if r.phones != nil {
 		r.phones.Close()
