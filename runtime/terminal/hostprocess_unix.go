@@ -73,6 +73,10 @@ func startHost(h *HostOptions, spec hostSpec) (*hostProcess, error) {
 	}
 	p, _, _, replay, err := dialHost(spec.Dir, spec.ID, spec.Token)
 	if err != nil {
+		// A host nobody can reach would hold its shell until its age limit: it goes now, and the
+		// shell with it (its PTY's last holder gone, the kernel hangs it up).
+		cmd.Process.Kill()
+		removeHostFiles(spec.Dir, spec.ID)
 		return nil, err
 	}
 	// A new shell's first output (its prompt) is live output: what the emulator answers to it
