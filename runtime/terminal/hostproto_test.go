@@ -59,6 +59,9 @@ func TestTerminalHostRing(t *testing.T) {
 		{"exactly full", []string{"abc", "de"}, "abcde"},
 		{"overflows", []string{"abc", "def"}, "bcdef"},
 		{"one write larger than the ring", []string{"ab", "0123456789"}, "56789"},
+		{"cut: from the next line", []string{"ab\x1b[3", "1mc\nd"}, "d"},
+		{"cut, no line: all kept", []string{"abc", "d\re"}, "bcd\re"},
+		{"a line ending kept whole", []string{"ab\n", "cd"}, "ab\ncd"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
