@@ -3,7 +3,9 @@
 package terminal
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,11 +19,33 @@ import (
 // these tests start are real processes, running this package's HostMain.
 const hostTestVar = "ENSEMBLE_TERMINAL_HOST_TEST"
 
+// runtimeTestVar makes the test binary a runtime with one terminal in a host, under the data
+// folder it names, for a test to kill.
+const runtimeTestVar = "ENSEMBLE_TERMINAL_RUNTIME_TEST"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(hostTestVar) == "1" {
 		os.Exit(HostMain(os.Stdin, os.Stdout))
 	}
+	if data := os.Getenv(runtimeTestVar); data != "" {
+		os.Exit(runtimeMain(data))
+	}
 	os.Exit(m.Run())
+}
+
+// runtimeMain starts a terminal that runs a command for a while, says its id on stdout, and waits
+// to be killed.
+func runtimeMain(data string) int {
+	exe, _ := os.Executable()
+	m := New(Options{Shell: "/bin/sh", Home: data, Host: &HostOptions{Program: exe, DataDir: data}})
+	env := append([]string{runtimeTestVar + "="}, hostEnv...)
+	s, err := m.Start(StartOptions{Env: env, Command: "read line; echo survived $line; sleep 600"})
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	fmt.Println(s.ID())
+	select {}
 }
 
 // hostEnv goes into a session's environment, which is its host's too.
@@ -199,4 +223,44 @@ func TestTerminalReattachRemovesDeadHosts(t *testing.T) {
 		t.Fatalf("Reattach() = %v, want none", got)
 	}
 	waitGone(t, infoPath(dir, id))
+}
+
+// TestTerminalHostOutlivesKilledRuntime: a runtime killed outright, with its whole process group,
+// leaves its terminal's host and shell running; the next one attaches and types on.
+func TestTerminalHostOutlivesKilledRuntime(t *testing.T) {
+	data := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := exec.Command(exe)
+	rt.Env = append(os.Environ(), runtimeTestVar+"="+data)
+	rt.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := rt.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	id := strings.TrimSpace(line)
+	if !idRe.MatchString(id) {
+		syscall.Kill(-rt.Process.Pid, syscall.SIGKILL)
+		rt.Wait()
+		t.Fatalf("the runtime said %q", line)
+	}
+	syscall.Kill(-rt.Process.Pid, syscall.SIGKILL)
+	rt.Wait()
+
+	m := newHostManager(t, data)
+	t.Cleanup(m.Close)
+	got := m.Reattach()
+	if len(got) != 1 || got[0].ID() != id {
+		t.Fatalf("Reattach() = %v, want %s", got, id)
+	}
+	if _, err := got[0].Write([]byte("yes\r")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the shell to answer", func() bool { return hasLine(got[0].Text(), "survived yes") })
 }
