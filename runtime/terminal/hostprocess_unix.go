@@ -62,7 +62,9 @@ func startHost(h *HostOptions, spec hostSpec) (*hostProcess, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the terminal's host: %w", err)
 	}
+	stuck := time.AfterFunc(hostAttachTimeout, func() { cmd.Process.Kill() }) // then the read ends
 	line, _ := bufio.NewReader(io.LimitReader(out, 4096)).ReadString('\n')
+	stuck.Stop()
 	go cmd.Wait() // reaps the host should it end while this process runs
 	if line != "ready\n" {
 		msg := strings.TrimSpace(strings.TrimPrefix(line, "error: "))
