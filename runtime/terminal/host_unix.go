@@ -55,7 +55,6 @@ type host struct {
 	spec   hostSpec
 	ln     *net.UnixListener
 	proc   *ptyProcess
-	exited chan struct{} // closed once the shell has exited and its PTY is closed
 	finish chan struct{} // closed when the host may go
 	once   sync.Once     // closes finish
 
@@ -95,7 +94,7 @@ func newHost(spec hostSpec) (*host, error) {
 		ln.Close()
 		return nil, err
 	}
-	return &host{spec: spec, ln: ln, proc: proc, exited: make(chan struct{}), finish: make(chan struct{}),
+	return &host{spec: spec, ln: ln, proc: proc, finish: make(chan struct{}),
 		out: newRing(replayBytes), cols: cols, rows: rows}, nil
 }
 
@@ -119,7 +118,6 @@ func (h *host) serve() int {
 		h.sendLocked(frameExit, exitPayload(code))
 	}
 	h.mu.Unlock()
-	close(h.exited)
 	select {
 	case <-h.finish:
 	case <-time.After(hostGrace):
@@ -187,8 +185,11 @@ func (h *host) attach(c net.Conn) {
 	}
 	c.SetDeadline(time.Time{})
 	h.mu.Lock()
-	if h.client != nil {
-		h.client.Close()
+	if old := h.client; old != nil {
+		// Half-closed, not closed: the old client reads the end and lets go, and what it typed
+		// before (in the socket still) is read and typed, not thrown away with the socket.
+		old.(*net.UnixConn).CloseWrite()
+		old.SetReadDeadline(time.Now().Add(hostAttachTimeout))
 	}
 	h.client = c
 	h.sendLocked(frameSize, sizePayload(h.cols, h.rows))
@@ -231,11 +232,13 @@ func (h *host) serveClient(c net.Conn) {
 		case frameClose:
 			h.proc.hangup()
 		case frameDone:
-			select {
-			case <-h.exited:
+			// A client answers the exit frame, which is sent under mu once ended is set.
+			h.mu.Lock()
+			ended := h.ended
+			h.mu.Unlock()
+			if ended {
 				h.done()
 				return
-			default:
 			}
 		}
 	}
