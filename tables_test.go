@@ -31,7 +31,7 @@ var owners = map[string][]string{
 		"node_routines", "node_routine_runs", "node_hook_deliveries"},
 	"runtime/assistant":   {"assistant_conversations", "assistant_messages", "assistant_settings", "assistant_proposals", "assistant_workflows"},
 	"runtime/skills":      {"skills"},
-	"runtime/secrets":     {"secrets", "secret_seal_seen"},
+	"runtime/secrets":     {"secrets", "secret_seal_seen", "secret_settings"},
 	"runtime/profiles":    {"run_profiles"},
 	"runtime/bridge/keys": {"bridge_keys"},
 	"runtime/api":         {"browser_sessions", "paired_devices"},

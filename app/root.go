@@ -84,7 +84,7 @@ talk to that running runtime.`,
 	}
 	root.PersistentFlags().StringVar(&g.data, "data", "", "data folder (default $ENSEMBLE_DATA, else the OS's application data folder)")
 	root.AddCommand(newServeCmd(g), newStatusCmd(g), newOpenCmd(g), newTasksCmd(g), newNeedsCmd(g), newBackupCmd(g), newRestoreCmd(g), newJudgeCmd(), newDesktopCmd(g), newRunCmd(g))
-	root.AddCommand(newMCPCmd(g), newKeysCmd(g), newSecretsCmd(g), newSessionsCmd(g))
+	root.AddCommand(newMCPCmd(g), newKeysCmd(g), newSecretsCmd(g), newSessionsCmd(g), newGitCredentialCmd())
 	root.AddCommand(newRelayCmd(g), newPairCmd(g), newAgentsCmd(g))
 	root.AddCommand(newChatCmd(g), newNodesCmd(g), newDMCmd(g), newVersionCmd())
 	root.AddCommand(newRoutinesCmd(g), newTerminalHostCmd())

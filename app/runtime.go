@@ -41,8 +41,10 @@ var errAlreadyRunning = errors.New("Ensemble is already running")
 // runtimeConfig is what starting a runtime needs.
 type runtimeConfig struct {
 	DataDir string
-	Addr    string // where to listen; must be loopback
-	Log     *slog.Logger
+	// Passphrase gives secret.key's passphrase when it has one; nil asks as askPassphrase does.
+	Passphrase func() (string, error)
+	Addr       string // where to listen; must be loopback
+	Log        *slog.Logger
 	// Drivers are the agents runs can use; nil for the ones this build has (tests set their own).
 	Drivers map[string]engines.Driver
 	// Relay turns on phone access through a relay; nil leaves it off.
@@ -109,7 +111,11 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	}
 	// Secrets load before runs start and the API serves, so their values are known to the Redactor,
 	// and hidden in what runs record, from the start (runs resumed at start-up included).
-	sec, err := secrets.New(ctx, secrets.Options{DataDir: cfg.DataDir, Store: st, Writer: w})
+	pass := cfg.Passphrase
+	if pass == nil {
+		pass = askPassphrase(os.Stderr)
+	}
+	sec, err := secrets.New(ctx, secrets.Options{DataDir: cfg.DataDir, Store: st, Writer: w, Passphrase: pass})
 	if err != nil {
 		ln.Close()
 		st.Close()
@@ -137,7 +143,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	}
 	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
 		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready, Models: agents.Models,
-		Hide: sec.Redactor().Hide, Context: work.Runs(), SecretHTTP: secretHTTP})
+		Hide: sec.Redactor().Hide, Context: work.Runs(), SecretHTTP: secretHTTP, Secrets: sec, GitHelper: runGitHelper(url)})
 	if err := js.Start(ctx); err != nil {
 		ln.Close()
 		st.Close()
@@ -194,7 +200,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	comp := computer.New(computer.Options{Home: home, DataDir: cfg.DataDir, Workspace: places.Workspace, Binary: places.Binary, Runtime: places.Runtime,
 		Hide: sec.Redactor().Hide, Log: cfg.Log, Store: st, Writer: w})
 	nodes := node.New(node.Config{Store: st, Writer: w, Bus: bus, Assistant: asst, Records: rec, Needs: nd, Log: cfg.Log,
-		Jobs: js, Sessions: ss, Runs: tools.NewRuns(js, ss, prof), SecretHTTP: secretHTTP, Computer: comp,
+		Jobs: js, Sessions: ss, Runs: tools.NewRuns(js, ss, prof), SecretHTTP: secretHTTP, SecretEnv: sec.ForCommand, Computer: comp,
 		Terminals: nodeTerms, Hide: sec.Redactor().Hide})
 	if err := nodes.Start(ctx); err != nil {
 		cfg.Log.Warn("node: the turn queue did not start", "err", err)

@@ -45,7 +45,8 @@ fingerprint on the page with 'ensemble secrets fingerprint'.`,
 	}
 	cmd.SetFlagErrorFunc(flagError)
 	cmd.AddCommand(newSecretsListCmd(g), newSecretsSetCmd(g), newSecretsRemoveCmd(g), newSecretsFingerprintCmd(g),
-		newSecretsSetKeyCmd(g), newSecretsRecipientCmd(g), newSecretsExportCmd(g), newSecretsImportCmd(g))
+		newSecretsSetKeyCmd(g), newSecretsRecipientCmd(g), newSecretsExportCmd(g), newSecretsImportCmd(g),
+		newSecretsAllowCmd(g), newSecretsModeCmd(g), newSecretsPassphraseCmd(g))
 	return cmd
 }
 
@@ -70,19 +71,27 @@ func newSecretsListCmd(g *globals) *cobra.Command {
 				fmt.Fprintln(w, "No secrets. Keep one with `ensemble secrets set NAME`.")
 				return nil
 			}
+			var rs secrets.RunSettings
+			if err := c.do(cmd.Context(), http.MethodGet, "/api/settings/secrets", nil, &rs); err != nil {
+				return err
+			}
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tKIND\tMAY BE SENT TO\tUPDATED")
+			fmt.Fprintln(tw, "NAME\tKIND\tMAY BE SENT TO\tUSED\tUPDATED")
 			for _, s := range out.Secrets {
 				allow := strings.Join(s.Allow, ", ")
 				switch {
 				case s.Kind == secrets.Provider:
 					allow = "Ensemble's own model calls"
 				case allow == "":
-					allow = "(nowhere: environment only)"
+					allow = "(nowhere)"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Kind, allow, s.UpdatedAt.Local().Format("2006-01-02 15:04"))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Kind, allow, usedWhere(s), s.UpdatedAt.Local().Format("2006-01-02 15:04"))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(w, "\n"+modeLine(rs))
+			return nil
 		},
 	}
 }

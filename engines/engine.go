@@ -33,6 +33,11 @@ type Spec struct {
 	Resume   string            // the agent's session id to continue, "" for a new session
 	Trusted  bool              // folder trust: the agent may load the folder's own settings
 	Env      map[string]string // added to the agent's environment (after the driver removes what it must)
+	// CommandEnv is added to the agent's environment after Env, and reaches the commands the agent
+	// runs even where the agent filters what they inherit: Codex leaves *KEY*, *SECRET* and *TOKEN*
+	// names out of its commands, so it gets these as shell_environment_policy.set. They are a
+	// run's environment secrets and git's sign-in settings (spec 002 §8.7.5); never log them.
+	CommandEnv map[string]string
 	// MCP is the run's own MCP server, offered to the agent ("" command: none).
 	MCP MCPServer
 	// Home overrides HOME for the agent (tests point the real CLI at the scripted model this way).
@@ -53,6 +58,21 @@ type Spec struct {
 	// Fast asks for the model's fast mode (Claude Code's fastMode, Codex's fast service tier):
 	// faster output that uses more of the plan. Off leaves the agent's own setting.
 	Fast bool
+}
+
+// AgentEnv is what a driver adds to the agent's environment: Env, then CommandEnv.
+func (s Spec) AgentEnv() map[string]string {
+	if len(s.CommandEnv) == 0 {
+		return s.Env
+	}
+	out := make(map[string]string, len(s.Env)+len(s.CommandEnv))
+	for k, v := range s.Env {
+		out[k] = v
+	}
+	for k, v := range s.CommandEnv {
+		out[k] = v
+	}
+	return out
 }
 
 // Sandbox is what a run's OS sandbox lets its commands do. The runtime builds it from the run's

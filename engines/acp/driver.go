@@ -180,7 +180,7 @@ func agentEnv(base []string, p Profile, spec engines.Spec, path string) []string
 	if p.Env != nil {
 		own = p.Env(spec)
 	}
-	return agentproc.Env(base, func(k string) bool { return drop[k] || agentproc.HostSession(k) }, spec.Home, path, own, spec.Env)
+	return agentproc.Env(base, func(k string) bool { return drop[k] || agentproc.HostSession(k) }, spec.Home, path, own, spec.AgentEnv())
 }
 
 // run is one running agent.

@@ -383,3 +383,34 @@ func mkdirWrite(path, text string) error {
 	}
 	return os.WriteFile(path, []byte(text), 0o600)
 }
+
+// A run's environment secrets and git's settings reach Codex's commands through
+// shell_environment_policy.set (Codex leaves *KEY*/*TOKEN* names out of what they
+// inherit), and Codex's own environment too; without them there is no policy.
+func TestThreadParamsCommandEnv(t *testing.T) {
+	spec := engines.Spec{Folder: "/work/r", Env: map[string]string{"ENSEMBLE_RUN": "r1"},
+		CommandEnv: map[string]string{"STRIPE_API_KEY": "sk_test_value", "GIT_CONFIG_COUNT": "1",
+			"GIT_CONFIG_KEY_0": "credential.https://github.com.helper", "GIT_CONFIG_VALUE_0": "!helper"}}
+	cfg := threadConfig(spec)
+	set, ok := cfg["shell_environment_policy.set"].(map[string]string)
+	if !ok {
+		t.Fatalf("no shell_environment_policy.set in %s", jsonOf(cfg))
+	}
+	for _, k := range []string{"STRIPE_API_KEY", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"} {
+		if set[k] != spec.CommandEnv[k] {
+			t.Errorf("set[%s] = %q, want %q", k, set[k], spec.CommandEnv[k])
+		}
+	}
+	if _, ok := set["ENSEMBLE_RUN"]; ok {
+		t.Error("the run's own variables are Codex's, not its commands' to be set again")
+	}
+	env := strings.Join(agentEnv(nil, t.TempDir(), "/usr/bin", spec.AgentEnv()), "\n") + "\n"
+	for _, want := range []string{"STRIPE_API_KEY=sk_test_value\n", "ENSEMBLE_RUN=r1\n", "GIT_CONFIG_COUNT=1\n"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("Codex's environment lacks %q", want)
+		}
+	}
+	if _, ok := threadConfig(engines.Spec{Folder: "/work/r"})["shell_environment_policy.set"]; ok {
+		t.Error("a run without secrets got a shell environment policy")
+	}
+}

@@ -70,6 +70,12 @@ func threadConfig(spec engines.Spec) map[string]any {
 		}
 		cfg["mcp_servers."+name] = server
 	}
+	if len(spec.CommandEnv) > 0 {
+		// Codex's commands inherit its environment without *KEY*/*SECRET*/*TOKEN* names (its
+		// default excludes): a run's secrets, and git's GIT_CONFIG_KEY_n, come back through set,
+		// which Codex applies after its filters. The table, merged with the person's own policy.
+		cfg["shell_environment_policy.set"] = spec.CommandEnv
+	}
 	if spec.Chat {
 		// A chat turn's agent has only the MCP server's tools: Codex's own
 		// shell, sub-agents, goals, pictures and web search are turned off.

@@ -45,7 +45,7 @@ type run struct {
 
 func start(ctx context.Context, d *Driver, bin, home string, spec engines.Spec, host engines.Host, enf engines.Enforcement) (*run, error) {
 	path := strings.Join(agentproc.TrustedPath(home, spec.Folder), string(os.PathListSeparator))
-	env := agentEnv(d.environ(), spec.Home, path, spec.Env)
+	env := agentEnv(d.environ(), spec.Home, path, spec.AgentEnv())
 	prog, args := bin, []string{"app-server"}
 	if enf.Whole {
 		var err error

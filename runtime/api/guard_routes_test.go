@@ -53,6 +53,7 @@ var routeAccess = map[string]string{
 	"/api/":                              noSuchPath,
 	"POST /api/pair":                     byRelay,
 	"/mcp/run":                           byRun,
+	"/api/engine/git-credential":         byRun, // the run's own git token
 	"/mcp/assistant":                     byTurn,
 	"/api/bridge/":                       byKey,
 	"POST /api/bridge/*":                 byKey,

@@ -2,10 +2,12 @@ package api
 
 import (
 	"context"
+	"io"
 	"mime"
 	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/problem"
@@ -140,11 +142,18 @@ func (s *Server) jobEvidence(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	serveEvidence(w, r, name, st.ModTime(), f)
+}
+
+// serveEvidence sends a file a run or a node brought in, as its own type only where that type is
+// harmless to show (pictures, plain text, PDF), else as an attachment; with nosniff and a sandbox
+// CSP, so nothing in it can run in the runtime's origin.
+func serveEvidence(w http.ResponseWriter, r *http.Request, name string, mod time.Time, f io.ReadSeeker) {
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox")
 	switch ext := strings.ToLower(path.Ext(name)); ext {
-	case ".png", ".jpg", ".jpeg", ".gif", ".webp":
+	case ".png", ".jpg", ".jpeg", ".gif", ".webp", ".pdf":
 		h.Set("Content-Type", mime.TypeByExtension(ext))
 	case ".txt", ".log", ".md", ".json", ".csv":
 		h.Set("Content-Type", "text/plain; charset=utf-8")
@@ -152,5 +161,5 @@ func (s *Server) jobEvidence(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Type", "application/octet-stream")
 		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
 	}
-	http.ServeContent(w, r, "", st.ModTime(), f)
+	http.ServeContent(w, r, "", mod, f)
 }

@@ -29,9 +29,14 @@ import (
 //	POST   /api/node/rooms/{id}/stop                 {scope?: room|all}, or no body
 //	GET    /api/node/rooms/{id}/export               the room as Markdown
 //	GET    /api/node/messages/{id}                   DELETE: one of the person's own
+//	GET    /api/node/messages/{id}/files/{fileId}    a file a node shared (node_share_file), as evidence is served
 //	GET    /api/node/search                          q [roomId] [limit]
 //	GET    /api/node/approvals                       the cards waiting for the person
-//	POST   /api/node/approvals/{messageId}           {decision: approve|discard}; a second answer is 409
+//	POST   /api/node/approvals/{messageId}           {decision: approve|discard|once|mission|always}; a second answer is 409
+//	GET    /api/node/sudo/{messageId}                a sudo card's command and the key to seal its password for (sudo.go)
+//	POST   /api/node/sudo/{messageId}                {action: run, sealed?} | {action: deny}
+//	GET    /api/node/secrets/{messageId}             a secret card's name and the key to seal its value for
+//	POST   /api/node/secrets/{messageId}             {sealed, allow?}: saved once, on this computer
 //	GET    /api/node/assignable                      the nodes and crews a task's owner field offers
 //	GET    /api/node/tasks/{id}/work                 {work: {node, doing} | null}: what a change of owner stops
 //	GET    /api/node/sessions                        [q] [limit]: the agent sessions nodes drive
@@ -80,6 +85,11 @@ func (s *Server) mountNodes(api func(string, http.HandlerFunc)) {
 	api("GET /api/node/search", s.searchNodeMessages)
 	api("GET /api/node/approvals", s.pendingCards)
 	api("POST /api/node/approvals/{messageId}", s.answerCard)
+	api("GET /api/node/sudo/{messageId}", s.getSudo)
+	api("POST /api/node/sudo/{messageId}", s.answerSudo)
+	api("GET /api/node/messages/{id}/files/{fileId}", s.sharedFile)
+	api("GET /api/node/secrets/{messageId}", s.getSecretCard)
+	api("POST /api/node/secrets/{messageId}", s.answerSecretCard)
 	api("GET /api/node/assignable", s.nodeAssignable)
 	api("GET /api/node/tasks/{id}/work", s.nodeTaskWork)
 	api("GET /api/node/sessions", s.listNodeSessions)
@@ -496,4 +506,20 @@ func (s *Server) getPlan(w http.ResponseWriter, r *http.Request) {
 func (s *Server) stopPlan(w http.ResponseWriter, r *http.Request) {
 	m, err := s.opts.Nodes.StopMission(r.Context(), r.PathValue("id"))
 	s.answer(w, r, http.StatusOK, m, err)
+}
+
+// sharedFile sends a file a node shared into the chat, as a run's evidence is sent.
+func (s *Server) sharedFile(w http.ResponseWriter, r *http.Request) {
+	f, sh, err := s.opts.Nodes.SharedFile(r.Context(), r.PathValue("id"), r.PathValue("fileId"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	serveEvidence(w, r, sh.Name, st.ModTime(), f)
 }

@@ -102,7 +102,7 @@ func TestNodeRoutesRefuse(t *testing.T) {
 		{"empty search", "GET", "/api/node/search?q=", ``, 400, "Say what to search for."},
 		{"no such message", "GET", "/api/node/messages/msg_nope", ``, 404, `There is no message "msg_nope".`},
 		{"card unknown", "POST", "/api/node/approvals/msg_nope", `{"decision":"approve"}`, 404, `There is no message "msg_nope".`},
-		{"card bad decision", "POST", "/api/node/approvals/msg_nope", `{"decision":"maybe"}`, 400, `decision is approve or discard, not "maybe".`},
+		{"card bad decision", "POST", "/api/node/approvals/msg_nope", `{"decision":"maybe"}`, 400, `decision is approve or discard (once, mission or always for a computer card), not "maybe".`},
 		{"export unknown", "GET", "/api/node/rooms/room_nope/export", ``, 404, `There is no room "room_nope".`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -147,7 +147,8 @@ func (s *Server) phoneAllowed(w http.ResponseWriter, r *http.Request) bool {
 	if !s.relayAllowed(w, r) {
 		return false
 	}
-	if p := r.URL.Path; strings.HasPrefix(p, "/mcp/") || strings.HasPrefix(p, "/api/bridge/") || strings.HasPrefix(p, "/auth/") {
+	if p := r.URL.Path; strings.HasPrefix(p, "/mcp/") || strings.HasPrefix(p, "/api/bridge/") || strings.HasPrefix(p, "/auth/") ||
+		strings.HasPrefix(p, "/api/engine/") {
 		writeError(w, http.StatusForbidden, "This is for programs and browsers on the computer itself; it does not answer through the relay.")
 		return false
 	}

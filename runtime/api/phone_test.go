@@ -112,7 +112,8 @@ func TestEveryRouteThroughTheRelay(t *testing.T) {
 			}
 			hdr := []string{"Authorization", bearer, "Origin", origin}
 			switch {
-			case strings.HasPrefix(path, "/mcp/") || strings.HasPrefix(path, "/api/bridge/") || strings.HasPrefix(path, "/auth/"):
+			case strings.HasPrefix(path, "/mcp/") || strings.HasPrefix(path, "/api/bridge/") || strings.HasPrefix(path, "/auth/") ||
+				strings.HasPrefix(path, "/api/engine/"):
 				for _, cookie := range []string{"", device} {
 					if got, _ := send(t, phone, phoneRequest(ctx, ts, method, path, `{}`, cookie, hdr...)); got != http.StatusForbidden {
 						t.Errorf("a route for programs on the computer (%s), cookie %v: %d, want 403", access, cookie != "", got)

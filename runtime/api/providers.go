@@ -23,6 +23,9 @@ import (
 //	PUT    /api/secrets/{name}               {value, allow?}: a run secret; 204
 //	PUT    /api/secrets/{name}/sealed        {sealed, decisionId, allow?}: the same, the value in a sealed box (sealed.go); 204
 //	DELETE /api/secrets/{name}               204
+//	PATCH  /api/secrets/{name}               {allow?, env?, git?, gitUser?}: how runs use it; the secret's details
+//	GET    /api/settings/secrets             {mode, names}: which secrets a run that names none gets
+//	PUT    /api/settings/secrets             {mode, names?}: the same, changed
 func (s *Server) mountSecrets(api func(string, http.HandlerFunc)) {
 	if s.opts.Secrets == nil {
 		return
@@ -37,6 +40,50 @@ func (s *Server) mountSecrets(api func(string, http.HandlerFunc)) {
 	api("PUT /api/secrets/{name}", s.setSecret)
 	api("PUT /api/secrets/{name}/sealed", s.setSealedSecret)
 	api("DELETE /api/secrets/{name}", s.removeSecret)
+	api("PATCH /api/secrets/{name}", s.setSecretUse)
+	api("GET /api/settings/secrets", s.secretRunSettings)
+	api("PUT /api/settings/secrets", s.setSecretRunSettings)
+}
+
+func (s *Server) setSecretUse(w http.ResponseWriter, r *http.Request) {
+	var in secrets.UseChange
+	if err := decode(w, r, &in); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if in.Allow == nil && in.Env == nil && in.Git == nil && in.GitUser == nil {
+		writeError(w, http.StatusBadRequest, "Say what to change: allow, env, git or gitUser.")
+		return
+	}
+	sc, err := s.opts.Secrets.SetUse(r.Context(), r.PathValue("name"), in)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sc)
+}
+
+func (s *Server) secretRunSettings(w http.ResponseWriter, r *http.Request) {
+	rs, err := s.opts.Secrets.RunSettings(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rs)
+}
+
+func (s *Server) setSecretRunSettings(w http.ResponseWriter, r *http.Request) {
+	var in secrets.RunSettings
+	if err := decode(w, r, &in); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	rs, err := s.opts.Secrets.SetRunSettings(r.Context(), in)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rs)
 }
 
 // keyedProviders are the providers that take a key, in the order Settings shows them.

@@ -151,6 +151,7 @@ func (s *Server) Handler() http.Handler {
 	s.mountTerminals(api)
 	s.mountAssistant(api)
 	s.mountNodes(api)
+	s.mountTakeovers(api)
 	s.mountRoutineHook(mux)
 	if s.opts.Assistant != nil {
 		// The MCP server of assistant turns on the person's plan: its own secret per turn, not the launch token.
@@ -159,6 +160,7 @@ func (s *Server) Handler() http.Handler {
 	s.mountBridge(mux, api)
 	s.mountPair(mux, api)
 	s.mountSecrets(api)
+	s.mountGitCredential(mux)
 
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "There is no such API route.")

@@ -239,6 +239,13 @@ type Options struct {
 	// Context answers a run's ensemble_context and ensemble_search (the context bridge's code);
 	// nil, runs have neither tool.
 	Context RunContext
+	// Secrets are the saved secrets a run may get in its environment and sign git in with
+	// (runsecrets.go); nil, runs get none.
+	Secrets RunSecrets
+	// GitHelper is git's credential.helper for a run with the run's own git token, calling
+	// POST /api/engine/git-credential on this runtime ("!'…/ensemble' git-credential …"); nil,
+	// git signs in with no saved secret.
+	GitHelper func(token string) string
 	// Hide hides the values of the secrets kept on this computer, which no shape finds, in
 	// everything a run records (trace, summary, report, questions); nil hides none.
 	Hide   func(string) string
@@ -266,6 +273,7 @@ type Service struct {
 	keys    map[string]string // job id → resource key, for every job in the queue
 	runs    map[string]*run   // the jobs going
 	secrets map[string]*run   // by the hash of their MCP server's secret
+	gitKeys map[string]*run   // by the hash of their git token (runsecrets.go)
 }
 
 // New returns a Service. Call Start to recover from the last shutdown and start queued runs.
@@ -299,7 +307,7 @@ func New(opts Options) *Service {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Service{opts: opts, db: opts.Store.Reader(), w: opts.Writer, rec: opts.Records, log: opts.Log,
 		ctx: ctx, cancel: cancel, q: newQueue(), keys: map[string]string{}, runs: map[string]*run{},
-		secrets: map[string]*run{}}
+		secrets: map[string]*run{}, gitKeys: map[string]*run{}}
 }
 
 // Agents names the agents there are, sorted.
@@ -558,10 +566,10 @@ func insertJob(t *ledger.Tx, j *Job) error {
 	}
 	st := j.Settings
 	_, err = t.ExecContext(ctx, `INSERT INTO job_settings (job_id, mode, trusted, sandbox, outside, git,
-		ask_before_commit, internet, max_minutes, max_turns, model, effort, context_tier, fast)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ask_before_commit, internet, max_minutes, max_turns, model, effort, context_tier, fast, secrets)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		j.ID, string(st.Mode), st.Trusted, st.Sandbox, string(st.Outside), string(st.Git), st.AskBeforeCommit,
-		st.Internet, st.MaxMinutes, st.MaxTurns, st.Model, st.Effort, st.ContextTier, st.Fast)
+		st.Internet, st.MaxMinutes, st.MaxTurns, st.Model, st.Effort, st.ContextTier, st.Fast, namesJSON(st.Secrets))
 	if err != nil {
 		return fmt.Errorf("jobs: insert settings of %s: %w", j.ID, err)
 	}
@@ -572,7 +580,7 @@ func insertJob(t *ledger.Tx, j *Job) error {
 const jobColumns = `j.id, j.task_id, j.agent, j.brief, j.status, j.folder_kind, j.folder, j.work_dir, j.branch,
 	j.resource_key, j.session_id, j.continues, j.resume, j.model, j.summary, j.report, j.base_commit, j.changes, j.error, j.usage, j.turns, j.steps, j.attempts, j.kept, j.observed,
 	j.created_at, j.started_at, j.ended_at, j.updated_at, s.mode, s.trusted, s.sandbox, s.outside, s.git,
-	s.ask_before_commit, s.internet, s.max_minutes, s.max_turns, s.model, s.effort, s.context_tier, s.fast`
+	s.ask_before_commit, s.internet, s.max_minutes, s.max_turns, s.model, s.effort, s.context_tier, s.fast, s.secrets`
 
 const jobFrom = ` FROM jobs j JOIN job_settings s ON s.job_id = j.id `
 
@@ -588,17 +596,19 @@ func scanJob(r scanner) (Job, error) {
 		started, ended     store.Time
 		status, kind, mode string
 		outside, git       string
+		secretNames        string
 	)
 	err := r.Scan(&j.ID, &j.TaskID, &j.Agent, &j.Brief, &status, &kind, &j.Folder, &j.WorkDir, &j.Branch,
 		&j.ResourceKey, &j.SessionID, &j.Continues, &j.Resume, &j.Model, &j.Summary, &report, &j.BaseCommit, &changes, &j.Error, &usage, &j.Turns, &j.Steps, &j.Attempts, &kept, &observed,
 		&created, &started, &ended, &updated, &mode, &j.Settings.Trusted, &j.Settings.Sandbox, &outside, &git,
 		&j.Settings.AskBeforeCommit, &j.Settings.Internet, &j.Settings.MaxMinutes, &j.Settings.MaxTurns,
-		&j.Settings.Model, &j.Settings.Effort, &j.Settings.ContextTier, &j.Settings.Fast)
+		&j.Settings.Model, &j.Settings.Effort, &j.Settings.ContextTier, &j.Settings.Fast, &secretNames)
 	if err != nil {
 		return Job{}, err
 	}
 	j.Status, j.FolderKind = Status(status), FolderKind(kind)
 	j.Settings.Mode, j.Settings.Outside, j.Settings.Git = judge.Mode(mode), judge.Outside(outside), judge.Git(git)
+	json.Unmarshal([]byte(secretNames), &j.Settings.Secrets)
 	json.Unmarshal([]byte(usage), &j.Usage)
 	json.Unmarshal([]byte(kept), &j.Kept)
 	json.Unmarshal([]byte(observed), &j.Observed)

@@ -60,6 +60,11 @@ func (s *Service) dropRunSecrets(r *run) {
 			delete(s.secrets, h)
 		}
 	}
+	for h, x := range s.gitKeys {
+		if x == r {
+			delete(s.gitKeys, h)
+		}
+	}
 }
 
 func hashSecret(s string) string {

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -41,7 +42,7 @@ func TestFitModel(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, notes := fitModel(c.in, c.catalog)
-			if got != c.want {
+			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("sent %+v, want %+v", got, c.want)
 			}
 			if !slices.Equal(notes, c.notes) {

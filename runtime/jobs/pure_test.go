@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -83,6 +84,11 @@ func TestSettingsResolve(t *testing.T) {
 		{"bad outside", SettingsInput{Outside: s("all")}, Settings{}, "Outside access"},
 		{"negative minutes", SettingsInput{MaxMinutes: n(-1)}, Settings{}, "minutes limit"},
 		{"model with space", SettingsInput{Model: s("a b")}, Settings{}, "model"},
+		{"secrets named once each", SettingsInput{Secrets: &[]string{"STRIPE_KEY", " GH_PAT", "STRIPE_KEY"}},
+			func() Settings { d := DefaultSettings(); d.Secrets = []string{"STRIPE_KEY", "GH_PAT"}; return d }(), ""},
+		{"no secrets named is none", SettingsInput{Secrets: &[]string{}}, DefaultSettings(), ""},
+		{"a reserved secret name", SettingsInput{Secrets: &[]string{"PATH"}}, Settings{}, "PATH is reserved"},
+		{"not a secret name", SettingsInput{Secrets: &[]string{"a-b"}}, Settings{}, "not an environment variable name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.in.Resolve()
@@ -92,7 +98,7 @@ func TestSettingsResolve(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tc.want {
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, %v\nwant %+v", got, err, tc.want)
 			}
 		})

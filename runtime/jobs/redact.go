@@ -15,6 +15,8 @@ var redactions = []*regexp.Regexp{
 	// Provider keys by prefix: OpenAI and Anthropic (sk-…, sk-ant-…), GitHub (ghp_, gho_, ghu_,
 	// ghs_, ghr_, github_pat_), Slack (xox?-), Google (AIza), Stripe (sk_live_, rk_live_), npm, Hugging Face.
 	regexp.MustCompile(`\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|gh[opusr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abposr]-[A-Za-z0-9\-]{10,}|AIza[0-9A-Za-z_\-]{30,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,})`),
+	// Ensemble's own per-run tokens: a run's MCP secret and its git helper's token.
+	regexp.MustCompile(`\bens_(?:run|git)_[0-9a-f]{32,}`),
 	// AWS access key ids.
 	regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
 	// JSON Web Tokens.

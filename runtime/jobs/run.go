@@ -13,6 +13,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/records"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -54,7 +55,8 @@ type run struct {
 	usage       engines.Usage
 	observed    Observed // what the agent reported it runs with
 	attempt     int
-	title       string // the task's
+	title       string           // the task's
+	git         []secrets.Secret // the secrets git signs in with (runsecrets.go)
 
 	done chan struct{} // closed once the run's end is recorded
 }
@@ -188,7 +190,11 @@ func (r *run) work() (Status, engines.Result, string) {
 	go r.watch()
 	mcp := r.s.mcpServer(r)
 	defer r.s.dropRunSecrets(r)
-	brief := r.job.Brief
+	commandEnv, secretsNote, err := r.secretsEnv()
+	if err != nil {
+		return Failed, engines.Result{}, "Ensemble could not read the secrets this run may have: " + sentence(err)
+	}
+	brief := r.job.Brief + secretsNote
 	if mcp.URL != "" {
 		brief += reportingNote
 	}
@@ -216,7 +222,7 @@ func (r *run) work() (Status, engines.Result, string) {
 		spec := engines.Spec{Folder: r.job.WorkDir, Prompt: prompt, Model: sent.Model,
 			Effort: sent.Effort, MaxTurns: r.job.Settings.MaxTurns, Resume: session,
 			Trusted: r.job.Settings.Trusted && r.job.FolderKind == FolderNamed,
-			Env:     map[string]string{"ENSEMBLE_RUN": r.job.ID, "TMPDIR": tmp}, MCP: mcp,
+			Env:     map[string]string{"ENSEMBLE_RUN": r.job.ID, "TMPDIR": tmp}, CommandEnv: commandEnv, MCP: mcp,
 			Context: sent.ContextTier, Fast: sent.Fast, Sandbox: sandboxOf(r.job.Settings, js)}
 		res, err := r.attemptOnce(driver, spec)
 		if r.ctx.Err() != nil {

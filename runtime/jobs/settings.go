@@ -7,6 +7,7 @@ import (
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/problem"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 )
 
 // Settings are a run's settings: how much it may do without asking, where, and for how long.
@@ -26,6 +27,9 @@ type Settings struct {
 	Effort          string        `json:"effort"`      // "" for the agent's default
 	ContextTier     string        `json:"contextTier"` // "" the model's standard window, "long" its long one
 	Fast            bool          `json:"fast"`        // the model's fast mode: faster, and more of the plan
+	// Secrets names the saved secrets the run gets (spec 002 §8.7.5); none leaves it to the
+	// computer's mode (ensemble secrets mode).
+	Secrets []string `json:"secrets,omitempty"`
 }
 
 // DefaultSettings are what a run gets for what its request leaves out: Ask mode, the sandbox and
@@ -49,6 +53,8 @@ type SettingsInput struct {
 	Effort          *string `json:"effort,omitempty"`
 	ContextTier     *string `json:"contextTier,omitempty"` // standard ("" too) or long
 	Fast            *bool   `json:"fast,omitempty"`
+	// Secrets names the saved secrets the run gets, as environment variable names.
+	Secrets *[]string `json:"secrets,omitempty"`
 }
 
 // Resolve checks in and fills in the defaults. Its error is a sentence for the person.
@@ -107,6 +113,15 @@ func (in SettingsInput) Resolve() (Settings, error) {
 			return s, problem.Invalid("The turns limit must be between 0 (none) and 10000.")
 		}
 		s.MaxTurns = *in.MaxTurns
+	}
+	if in.Secrets != nil {
+		names, err := secrets.CleanNames(*in.Secrets)
+		if err != nil {
+			return s, err
+		}
+		if len(names) > 0 {
+			s.Secrets = names
+		}
 	}
 	for _, f := range []struct {
 		p    *string
@@ -247,6 +262,9 @@ func (s Settings) describe() string {
 	}
 	if s.Fast {
 		parts = append(parts, "fast mode")
+	}
+	if len(s.Secrets) > 0 {
+		parts = append(parts, "secrets "+strings.Join(s.Secrets, ", "))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/assistant"
+	"github.com/ensemblework/ensemble/runtime/computer"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/problem"
@@ -45,8 +46,11 @@ type Card struct {
 
 	// An agent session's start or message, held for the owner (autonomy.computerWork: ask).
 	Session *SessionCall `json:"session,omitempty"`
-	// A call on the owner's computer the decision order asks about (computercard.go).
+	// A call on the owner's computer the decision order asks about (computercard.go), or a
+	// command as the administrator (sudo.go).
 	Computer *ComputerAsk `json:"computer,omitempty"`
+	Sudo     *SudoAsk     `json:"sudo,omitempty"`
+	Secret   *SecretAsk   `json:"secret,omitempty"` // a secret asked for (secretrequest.go)
 
 	DecisionID string `json:"decisionId,omitempty"`
 	// ExpiresAt is when a card of background work stops waiting (cardexpiry.go).
@@ -96,7 +100,11 @@ func (s *Service) postCardTx(tx *ledger.Tx, t Turn, n Node, body string, c Card)
 	}
 	room := roomOfLane(c.Lane, t.RoomID)
 	c.ExpiresAt = cardExpiry(t.Lane, s.now())
-	if s.cfg.Needs != nil {
+	if c.Type == "sudo" {
+		at := s.now().Add(SudoCardLife)
+		c.ExpiresAt = &at
+	}
+	if s.cfg.Needs != nil && c.Type != "secret" { // a secret is typed on its card, never answered on Needs me
 		d, err := needs.Post(tx, needs.NewQuestion(needs.Source{Title: n.Name}, body, c.options(), 0, false))
 		if err != nil {
 			return Message{}, fmt.Errorf("node: put the card on Needs me: %w", err)
@@ -146,6 +154,11 @@ func (s *Service) heldCardTx(tx *ledger.Tx, t Turn, n Node, conv string, held []
 // answered is a conflict; one whose work failed returns to pending with the error, to try again.
 // by names the client (browser, cli, phone, needs).
 func (s *Service) Answer(ctx context.Context, messageID, decision, by string) (Message, error) {
+	return s.settleCard(ctx, messageID, decision, by, nil)
+}
+
+// settleCard is Answer with the card's work given (nil: cardWork's).
+func (s *Service) settleCard(ctx context.Context, messageID, decision, by string, work func(*Card) (string, error)) (Message, error) {
 	if !slices.Contains([]string{Approve, Discard, DecideOnce, DecideMission, DecideAlways}, decision) {
 		return Message{}, problem.Invalid("decision is approve or discard (once, mission or always for a computer card), not %q.", decision)
 	}
@@ -183,7 +196,13 @@ func (s *Service) Answer(ctx context.Context, messageID, decision, by string) (M
 	if err != nil {
 		return Message{}, err
 	}
-	result, werr := s.cardWork(context.WithoutCancel(ctx), &c, decision)
+	if work == nil {
+		work = func(c *Card) (string, error) { return s.cardWork(context.WithoutCancel(ctx), c, decision) }
+	}
+	result, werr := work(&c)
+	if errors.Is(werr, errSudoGaveUp) {
+		decision, result, werr = Discard, fmt.Sprintf("sudo refused %d passwords, so nothing ran.", computer.SudoTries), nil
+	}
 	now := s.now()
 	c.AnsweredAt, c.AnsweredBy = &now, by
 	if werr != nil {
@@ -194,7 +213,16 @@ func (s *Service) Answer(ctx context.Context, messageID, decision, by string) (M
 			c.Status = CardDiscarded
 		}
 	}
+	owner, _ := s.Node(ctx, c.NodeID)
 	err = s.cfg.Writer.Exec(context.WithoutCancel(ctx), func(tx *ledger.Tx) error {
+		if werr != nil && c.DecisionID != "" {
+			// Its mirror was settled with the answer: the card waits on Needs me again too.
+			d, err := needs.Post(tx, needs.NewQuestion(needs.Source{Title: owner.Name}, m.Body, c.options(), 0, false))
+			if err != nil {
+				return err
+			}
+			c.DecisionID = d.ID
+		}
 		m.Data, _ = json.Marshal(c)
 		if err := s.updateMessageTx(tx, m); err != nil {
 			return err
@@ -209,6 +237,9 @@ func (s *Service) Answer(ctx context.Context, messageID, decision, by string) (M
 	}
 	s.wake()
 	if werr != nil {
+		if c.DecisionID != "" {
+			s.followNeeds(m.ID, c.DecisionID)
+		}
 		return m, problem.New(problem.KindConflict, "It could not be applied, so the card waits again: "+werr.Error())
 	}
 	return m, nil
@@ -277,6 +308,10 @@ func (s *Service) cardWork(ctx context.Context, c *Card, decision string) (strin
 		return s.sessionCardWork(ctx, *c)
 	case "computer":
 		return s.computerCardWork(ctx, c, decision)
+	case "sudo":
+		return s.sudoCardWork(ctx, c, nil)
+	case "secret":
+		return "", problem.Invalid("A secret card is answered with the secret, typed on the card.")
 	case "crew_add":
 		r, err := s.AddToCrew(ctx, c.RoomID, c.AddNode)
 		if err != nil {
@@ -384,6 +419,9 @@ func (s *Service) remirrorCards(ctx context.Context) error {
 	for _, m := range cards {
 		var c Card
 		json.Unmarshal(m.Data, &c)
+		if c.Type == "secret" {
+			continue
+		}
 		if c.DecisionID != "" {
 			if d, err := s.cfg.Needs.Get(ctx, c.DecisionID); err == nil && d.Status == needs.Open {
 				s.followNeeds(m.ID, c.DecisionID)

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -47,6 +48,9 @@ type grant struct {
 
 // options are the card's answers as Needs me lists them, the discard last.
 func (c Card) options() []string {
+	if c.Type == "sudo" {
+		return []string{"Run without a password", "Decline"}
+	}
 	if c.Type != "computer" || c.Computer == nil {
 		return []string{"Approve", "Discard"}
 	}
@@ -59,7 +63,7 @@ func (c Card) options() []string {
 // decisionOf is the decision a Needs me option stands for.
 func (c Card) decisionOf(opt int) string {
 	switch c.options()[min(max(opt, 0), len(c.options())-1)] {
-	case "Once", "Approve":
+	case "Once", "Approve", "Run without a password":
 		return Approve
 	case "This mission":
 		return DecideMission
@@ -213,15 +217,21 @@ type ComputerTool struct {
 	Program string `json:"program,omitempty"`
 	Rung    string `json:"rung"`
 	Failed  bool   `json:"failed,omitempty"`
+	// CommandHash is a sudo command's SHA-256, which the ledger keeps instead of the command.
+	CommandHash string `json:"commandSha256,omitempty"`
+	ExitCode    *int   `json:"exitCode,omitempty"`
 }
 
 func (s *Service) noteComputer(ctx context.Context, c *turnCtx, tool, folder, program string, rung computer.Rung, err error) {
-	ev := ComputerTool{NodeID: c.node.ID, Tool: tool, Folder: folder, Program: program, Rung: string(rung), Failed: err != nil}
+	s.emitComputer(ctx, c.node.ID, ComputerTool{NodeID: c.node.ID, Tool: tool, Folder: folder, Program: program, Rung: string(rung), Failed: err != nil})
+}
+
+func (s *Service) emitComputer(ctx context.Context, nodeID string, ev ComputerTool) {
 	werr := s.cfg.Writer.Exec(context.WithoutCancel(ctx), func(tx *ledger.Tx) error {
-		return tx.Emit(KindComputerTool, c.node.ID, ev)
+		return tx.Emit(KindComputerTool, nodeID, ev)
 	})
 	if werr != nil {
-		s.log.Warn("node: ledger a computer call", "tool", tool, "err", werr)
+		s.log.Warn("node: ledger a computer call", "tool", ev.Tool, "err", werr)
 	}
 }
 
@@ -231,6 +241,16 @@ func (s *Service) runCommand(ctx context.Context, c *turnCtx, call computer.Call
 	t := c.rt.turn
 	req := computer.RunRequest{NodeID: c.node.ID, Folder: call.Folder, Command: call.Command, Write: d.Write,
 		Timeout: time.Duration(in.Timeout) * time.Second, Background: in.Background}
+	if len(in.Secrets) > 0 {
+		if s.cfg.SecretEnv == nil {
+			return tools.Result{}, errors.New("Saved secrets cannot be used here.")
+		}
+		env, err := s.cfg.SecretEnv(ctx, in.Secrets, "@"+c.node.Slug)
+		if err != nil {
+			return tools.Result{}, err
+		}
+		req.Env = env
+	}
 	req.Ended = func(r computer.Result) { s.commandEnded(t, c.node, r) }
 	r, err := s.cfg.Computer.Run(ctx, req)
 	return runResult(r, err)

@@ -57,10 +57,11 @@ func computerToolsFor(t Turn, n Node, text string, has bool) []string {
 }
 
 type runIn struct {
-	Command    string `json:"command" jsonschema:"one command line, run with bash -c" check:"minLength=1,maxLength=8000"`
-	Folder     string `json:"folder,omitempty" jsonschema:"where it runs; your own folder when left out" check:"maxLength=1000"`
-	Background bool   `json:"background,omitempty" jsonschema:"return at once; you hear when it ends"`
-	Timeout    int    `json:"timeoutSeconds,omitempty" jsonschema:"its time limit in seconds (at most 900, the default)" check:"minimum=1,maximum=900"`
+	Command    string   `json:"command" jsonschema:"one command line, run with bash -c" check:"minLength=1,maxLength=8000"`
+	Folder     string   `json:"folder,omitempty" jsonschema:"where it runs; your own folder when left out" check:"maxLength=1000"`
+	Background bool     `json:"background,omitempty" jsonschema:"return at once; you hear when it ends"`
+	Timeout    int      `json:"timeoutSeconds,omitempty" jsonschema:"its time limit in seconds (at most 900, the default)" check:"minimum=1,maximum=900"`
+	Secrets    []string `json:"secrets,omitempty" jsonschema:"names of saved secrets to put in its environment (you never see them)" check:"maxItems=10,items.maxLength=100"`
 }
 type runRefIn struct {
 	ID     string `json:"id" jsonschema:"the command's id (cmd_…)" check:"minLength=1,maxLength=100"`
@@ -84,6 +85,8 @@ type deleteIn struct {
 
 func computerToolDefs(def func(name, desc string) tools.Tool) []tools.Tool {
 	return []tools.Tool{
+		sudoToolDef(def),
+		shareToolDef(def),
 		tools.Define(def(ToolRun, "Run one command line on your owner's computer (bash -c, in your own folder unless you name one), in its OS sandbox. "+
 			"Output comes back (64 KB; computer_run_output for more). After a minute it goes on in the background and you hear when it ends. "+
 			"Another folder asks your owner once. No sudo (computer_sudo), git push or fetch."),

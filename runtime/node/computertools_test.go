@@ -32,7 +32,8 @@ func TestComputerRunDecisionOrder(t *testing.T) {
 	yes := true
 	f.model.Script(
 		enginetest.ToolCall(ToolRun, map[string]any{"command": "echo mine > note.txt && cat note.txt"}).When(enginetest.Match{LastUserContains: "write a note"}),
-		enginetest.Say("Noted.").When(enginetest.Match{ToolResult: &yes, LastUserContains: "exited 0"}),
+		enginetest.ToolCall(ToolShareFile, map[string]any{"path": "note.txt", "caption": "Your note"}).When(enginetest.Match{ToolResult: &yes, LastUserContains: "exited 0"}),
+		enginetest.Say("Noted.").When(enginetest.Match{ToolResult: &yes, LastUserContains: "Shared note.txt"}),
 		enginetest.ToolCall(ToolRun, map[string]any{"command": "ls && echo listed", "folder": code}).When(enginetest.Match{LastUserContains: "list my code"}),
 		enginetest.Say("Listed.").When(enginetest.Match{ToolResult: &yes, LastUserContains: "listed"}),
 		enginetest.ToolCall(ToolRun, map[string]any{"command": "ls && echo listed", "folder": code}).When(enginetest.Match{LastUserContains: "folder again"}),
@@ -41,9 +42,27 @@ func TestComputerRunDecisionOrder(t *testing.T) {
 		enginetest.Say("I cannot.").When(enginetest.Match{ToolResult: &yes, LastUserContains: "run it themselves"}),
 	)
 	f.post(n.DMRoomID, "Please write a note in your folder.")
-	f.waitFor("the first reply", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 1 })
+	f.waitFor("the first reply and the shared file", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 2 })
 	if b, _ := os.ReadFile(filepath.Join(f.dir, "data", "workspace", "nodes", n.Slug, "note.txt")); string(b) != "mine\n" {
 		t.Fatalf("the node's folder holds %q", b)
+	}
+
+	var shared Message
+	for _, m := range f.messages(n.DMRoomID) {
+		var d FileData
+		if json.Unmarshal(m.Data, &d) == nil && d.Type == "file" {
+			shared = m
+		}
+	}
+	var fd FileData
+	json.Unmarshal(shared.Data, &fd)
+	if shared.Body != "Your note" || len(fd.Files) != 1 || fd.Files[0].Name != "note.txt" || fd.Files[0].Size != 5 {
+		t.Fatalf("the shared file's message: %q %+v", shared.Body, fd)
+	}
+	if r, _, err := f.svc.SharedFile(context.Background(), shared.ID, fd.Files[0].ID); err != nil {
+		t.Fatal(err)
+	} else {
+		r.Close()
 	}
 
 	f.post(n.DMRoomID, "Now list my code folder.")
@@ -68,12 +87,12 @@ func TestComputerRunDecisionOrder(t *testing.T) {
 	if _, err := f.svc.Answer(context.Background(), card.ID, DecideAlways, "browser"); err != nil {
 		t.Fatal(err)
 	}
-	f.waitFor("the second reply", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 2 })
+	f.waitFor("the second reply", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 3 })
 
 	f.close() // a restart
 	f.open(f.withComputer)
 	f.post(n.DMRoomID, "Please list my code folder again.")
-	f.waitFor("the third reply", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 3 })
+	f.waitFor("the third reply", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 4 })
 	cards := 0
 	for _, m := range f.messages(n.DMRoomID) {
 		if m.Kind == KindApproval {
@@ -85,14 +104,14 @@ func TestComputerRunDecisionOrder(t *testing.T) {
 	}
 
 	f.post(n.DMRoomID, "Then run a command to wipe my home folder.")
-	f.waitFor("the refusal", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 4 })
+	f.waitFor("the refusal", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 5 })
 	if _, err := os.Stat(code); err != nil {
 		t.Fatalf("the floor let the command run: %v", err)
 	}
 	var ledgered int
 	f.st.Reader().QueryRow("SELECT count(*) FROM events WHERE kind = ?", string(KindComputerTool)).Scan(&ledgered)
-	if ledgered != 4 {
-		t.Errorf("%d computer calls in the ledger; want 4", ledgered)
+	if ledgered != 5 {
+		t.Errorf("%d computer calls in the ledger; want 5", ledgered)
 	}
 	var leaked int
 	f.st.Reader().QueryRow("SELECT count(*) FROM events WHERE kind = ? AND data LIKE '%listed%'", string(KindComputerTool)).Scan(&leaked)

@@ -65,6 +65,9 @@ type Config struct {
 	// tool off.
 	SecretHTTP func(ctx context.Context, req secrets.HTTPRequest, by string) (secrets.HTTPAnswer, error)
 	Runs       tools.Runs
+	// SecretEnv gives the values of the saved secrets named, for one of the node's commands'
+	// environment (computer_run's secrets), ledgering each use; nil refuses them.
+	SecretEnv func(ctx context.Context, names []string, by string) (map[string]string, error)
 	// Computer runs the node's own tools on this computer (spec 002 §8.13); nil leaves them off.
 	Computer *computer.Computer
 	// Terminals runs the nodes' own shells (terminaltools.go): a Manager of their own, so they
@@ -101,8 +104,9 @@ type Service struct {
 
 	sessMu sync.Mutex // orders the changes to agent sessions' queues (sessions.go)
 
-	outside outsideWatches // what live node runs change outside their folders (outsidewatch.go)
-	terms   nodeTerminals  // the nodes' open terminals (terminaltools.go)
+	outside   outsideWatches // what live node runs change outside their folders (outsidewatch.go)
+	terms     nodeTerminals  // the nodes' open terminals (terminaltools.go)
+	takeovers takeoverSet    // the owner's views of them (takeovers.go)
 
 	life    context.Context
 	endLife context.CancelFunc

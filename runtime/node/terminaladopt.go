@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"path/filepath"
 
 	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/terminal"
@@ -35,7 +36,8 @@ func (s *Service) AdoptTerminals(ctx context.Context, list []*terminal.Session) 
 			continue
 		}
 		open[n.ID]++
-		s.keepTermLocked(n.ID, n.Slug, sess, judge.TermState{Unknown: true})
+		title := "shell in " + filepath.Base(sess.Info().Folder)
+		s.keepTermLocked(n.ID, n.Slug, title, sess, judge.TermState{Unknown: true})
 		s.log.Info("node terminal taken back", "node", n.Slug, "session", sess.ID())
 	}
 	s.terms.mu.Unlock()

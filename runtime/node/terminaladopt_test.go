@@ -12,18 +12,6 @@ import (
 	"github.com/ensemblework/ensemble/runtime/terminal"
 )
 
-// hostTestVar makes the test binary a terminal host, as `ensemble terminal-host` is. It reaches
-// the host through the node shell's environment, which is the host's own; a name with no
-// ENSEMBLE_ prefix, which a node's shell is started without.
-const hostTestVar = "NODE_TEST_TERMINAL_HOST"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(hostTestVar) == "1" {
-		os.Exit(terminal.HostMain(os.Stdin, os.Stdout))
-	}
-	os.Exit(m.Run())
-}
-
 func hostManager(t *testing.T, data string) *terminal.Manager {
 	t.Helper()
 	exe, err := os.Executable()

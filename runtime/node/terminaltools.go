@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -32,7 +33,7 @@ const (
 	ToolTerminalScreenshot = "computer_terminal_screenshot"
 )
 
-var terminalTools = []string{ToolTerminalOpen, ToolTerminalSend, ToolTerminalRead, ToolTerminalClose, ToolTerminalScreenshot}
+var terminalTools = []string{ToolTerminalOpen, ToolTerminalSend, ToolTerminalRead, ToolTerminalClose, ToolTerminalScreenshot, ToolLiveView}
 
 func init() {
 	for _, name := range terminalTools {
@@ -69,7 +70,9 @@ func terminalToolsFor(t Turn, text string) []string {
 	return terminalTools
 }
 
-type terminalOpenIn struct{}
+type terminalOpenIn struct {
+	Live bool `json:"live,omitempty" jsonschema:"also show it to your owner live, on a card in this chat (as live_view does)"`
+}
 
 type terminalSendIn struct {
 	Session string   `json:"session" jsonschema:"the terminal's id (ts…)" check:"minLength=1,maxLength=40"`
@@ -124,8 +127,23 @@ func terminalToolDefs(def func(name, desc string) tools.Tool) []tools.Tool {
 	}
 	return []tools.Tool{
 		tools.Define(def(ToolTerminalOpen, "Open a shell in your own folder on your owner's computer; answers its id and screen. At most 3 open."),
-			tools.Typed[terminalOpenIn]{Run: func(ctx context.Context, tc *tools.ToolContext, _ terminalOpenIn) (tools.Result, error) {
-				return run(func(ctx context.Context, c *turnCtx) (TerminalAnswer, error) { return c.s.terminalOpen(ctx, c.node) })(ctx, tc)
+			tools.Typed[terminalOpenIn]{Run: func(ctx context.Context, tc *tools.ToolContext, in terminalOpenIn) (tools.Result, error) {
+				return run(func(ctx context.Context, c *turnCtx) (TerminalAnswer, error) {
+					a, err := c.s.terminalOpen(ctx, c.node)
+					if err != nil || !in.Live {
+						return a, err
+					}
+					t, err := c.s.term(c.node, a.Session)
+					if err != nil {
+						return a, err
+					}
+					live, err := c.s.postLive(ctx, c.rt.turn, c.node, t)
+					if err != nil {
+						return a, err
+					}
+					a.Note = live.Note
+					return a, nil
+				})(ctx, tc)
 			}}),
 		tools.Define(def(ToolTerminalSend, "Type into your terminal: text (a new line is Enter), then named keys; answers the screen when the prompt is back. Each line is checked first."),
 			tools.Typed[terminalSendIn]{Run: func(ctx context.Context, tc *tools.ToolContext, in terminalSendIn) (tools.Result, error) {
@@ -180,14 +198,89 @@ type nodeTerminals struct {
 	byID map[string]*nodeTerm
 }
 
-// nodeTerm is one node's terminal and what its judge knows of it.
+// nodeTerm is one node's terminal, what its judge knows of it, and the owner's views of it.
 type nodeTerm struct {
 	nodeID string
+	title  string // "bash in ‹folder›"
 	sess   *terminal.Session
 	idle   *time.Timer
+	// closedByNode says terminal_close ended it; ownerTyped that the owner typed in it, so the
+	// judge no longer knows the line at the prompt.
+	closedByNode, ownerTyped atomic.Bool
+	// waiting counts the node's sends waiting for the owner to hand control back.
+	waiting atomic.Int32
 
 	mu    sync.Mutex // one send at a time; guards the following field
 	state judge.TermState
+
+	liveMu sync.Mutex // one change of the live card at a time (liveview.go)
+
+	cmu        sync.Mutex    // guards the following fields
+	live       string        // the open live card's message id
+	controller string        // the takeover in control
+	handBack   chan struct{} // while the owner controls: closed when they hand it back
+}
+
+func (t *nodeTerm) liveCard() string {
+	t.cmu.Lock()
+	defer t.cmu.Unlock()
+	return t.live
+}
+
+func (t *nodeTerm) setLiveCard(id string) {
+	t.cmu.Lock()
+	t.live = id
+	t.cmu.Unlock()
+}
+
+// takeControl gives the owner control through takeover id.
+func (t *nodeTerm) takeControl(id string) error {
+	t.cmu.Lock()
+	defer t.cmu.Unlock()
+	switch t.controller {
+	case id:
+		return nil
+	case "":
+		t.controller, t.handBack = id, make(chan struct{})
+		return nil
+	}
+	return problem.Conflict("Another view has control of this terminal; hand it back there first.")
+}
+
+// handBackFrom gives control back to the node, if takeover id has it.
+func (t *nodeTerm) handBackFrom(id string) {
+	t.cmu.Lock()
+	defer t.cmu.Unlock()
+	if t.controller == id {
+		close(t.handBack)
+		t.controller, t.handBack = "", nil
+	}
+}
+
+// controlled is a channel closed when the owner hands control back; nil when the node has it.
+func (t *nodeTerm) controlled() <-chan struct{} {
+	t.cmu.Lock()
+	defer t.cmu.Unlock()
+	return t.handBack
+}
+
+// waitControl waits while the owner controls the terminal, and says whether it did.
+func (t *nodeTerm) waitControl(ctx context.Context) (bool, error) {
+	back := t.controlled()
+	if back == nil {
+		return false, nil
+	}
+	t.waiting.Add(1)
+	defer t.waiting.Add(-1)
+	for back != nil {
+		select {
+		case <-back:
+		case <-ctx.Done():
+			return true, errors.New("Your owner has taken control of this terminal; wait for them to hand it back.")
+		}
+		back = t.controlled() // another view may have taken it since
+	}
+	return true, nil
 }
 
 // nodeFolder is the node's own folder, made on first use (spec 002 §8.13).
@@ -250,7 +343,8 @@ func (s *Service) terminalOpen(ctx context.Context, n Node) (TerminalAnswer, err
 		s.terms.mu.Unlock()
 		return TerminalAnswer{}, problem.Conflict("You have %d terminals open, the most you may; close one with terminal_close first.", open)
 	}
-	o, err := s.sandboxed(shellStart(folder))
+	start := shellStart(folder)
+	o, err := s.sandboxed(start)
 	if err != nil {
 		s.terms.mu.Unlock()
 		return TerminalAnswer{}, err
@@ -261,7 +355,7 @@ func (s *Service) terminalOpen(ctx context.Context, n Node) (TerminalAnswer, err
 		s.terms.mu.Unlock()
 		return TerminalAnswer{}, fmt.Errorf("open a terminal: %w", err)
 	}
-	s.keepTermLocked(n.ID, n.Slug, sess, judge.TermState{})
+	s.keepTermLocked(n.ID, n.Slug, filepath.Base(start.Shell)+" in "+filepath.Base(folder), sess, judge.TermState{})
 	s.terms.mu.Unlock()
 	s.log.Info("node terminal opened", "node", n.Slug, "session", sess.ID(), "folder", folder)
 	sess.Settle(ctx, 0, 100*time.Millisecond, 5*time.Second)
@@ -270,8 +364,8 @@ func (s *Service) terminalOpen(ctx context.Context, n Node) (TerminalAnswer, err
 
 // keepTermLocked keeps sess as the node's terminal until it ends: closed after TerminalIdle
 // without a send, or TerminalMaxAge after it started. s.terms.mu is held.
-func (s *Service) keepTermLocked(nodeID, slug string, sess *terminal.Session, state judge.TermState) {
-	t := &nodeTerm{nodeID: nodeID, sess: sess, state: state}
+func (s *Service) keepTermLocked(nodeID, slug, title string, sess *terminal.Session, state judge.TermState) {
+	t := &nodeTerm{nodeID: nodeID, sess: sess, title: title, state: state}
 	t.idle = time.AfterFunc(TerminalIdle, func() { sess.Close() })
 	age := time.AfterFunc(max(0, TerminalMaxAge-time.Since(sess.Info().StartedAt)), func() { sess.Close() })
 	if s.terms.byID == nil {
@@ -285,6 +379,7 @@ func (s *Service) keepTermLocked(nodeID, slug string, sess *terminal.Session, st
 		s.terms.mu.Lock()
 		delete(s.terms.byID, sess.ID())
 		s.terms.mu.Unlock()
+		s.terminalEnded(t)
 		s.log.Info("node terminal ended", "node", slug, "session", sess.ID(), "exit", sess.ExitCode())
 	}()
 }
@@ -311,9 +406,16 @@ func (s *Service) terminalSend(ctx context.Context, n Node, in terminalSendIn) (
 	if len(in.Keys) > maxSendKeys {
 		return TerminalAnswer{}, problem.Invalid("%d keys is more than one send takes (%d); send them in parts.", len(in.Keys), maxSendKeys)
 	}
+	waited, err := t.waitControl(ctx)
+	if err != nil {
+		return TerminalAnswer{}, err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	full := t.sess.AltScreen()
+	if t.ownerTyped.Swap(false) {
+		t.state.Unknown = true // the owner typed at the prompt: the line there is not the judge's
+	}
 	st := t.state
 	st.FullScreen = full
 	folder := t.sess.Info().Folder
@@ -368,6 +470,9 @@ func (s *Service) terminalSend(ctx context.Context, n Node, in terminalSendIn) (
 	if written < len(v.Steps) {
 		notes = append(notes, fmt.Sprintf("The program ended after %d of %d steps; the rest were not typed.", written, len(v.Steps)))
 	}
+	if waited {
+		notes = append(notes, "Your owner had control of this terminal; they have handed it back, so read the screen before going on.")
+	}
 	a.Note = strings.Join(notes, " ")
 	select {
 	case <-t.sess.Done():
@@ -392,6 +497,7 @@ func (s *Service) terminalClose(n Node, id string) (TerminalAnswer, error) {
 		return TerminalAnswer{}, err
 	}
 	screen := s.hide(t.sess.Tail(0))
+	t.closedByNode.Store(true)
 	t.sess.Close()
 	return TerminalAnswer{Session: id, Screen: screen, Ended: true, Note: "Closed."}, nil
 }

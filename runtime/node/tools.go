@@ -69,7 +69,7 @@ func toolsFor(t Turn, r Room, n Node, text string, codeTalk bool) []string {
 		out = append(out, ToolAnswerQuestion) // a question turn is its owner's: the run was
 	}
 	if t.ByOwner && (carryOn || secretWordsRe.MatchString(text)) {
-		out = append(out, ToolSecretHTTP)
+		out = append(out, ToolSecretHTTP, ToolSecretRequest)
 	}
 	if t.ByOwner && isConvLane(t.Lane) && (aboutNodes || helperWordsRe.MatchString(text)) {
 		out = append(out, ToolHelper)
@@ -201,7 +201,8 @@ func Tools() []tools.Tool {
 		routinesTool(read),
 		helperTool(read),
 		secretHTTPTool(read),
-	}, slices.Concat(SessionTools(), planTools(), workToolDefs(read), computerToolDefs(read), terminalToolDefs(read))...)
+		secretRequestTool(read),
+	}, slices.Concat(SessionTools(), planTools(), workToolDefs(read), computerToolDefs(read), terminalToolDefs(read), []tools.Tool{liveViewTool(read)})...)
 }
 
 // nodePost posts the node's message in another room it is in.

@@ -39,7 +39,8 @@ type Used struct {
 	Origin string `json:"origin"`
 	Method string `json:"method"`
 	Status int    `json:"status"`
-	By     string `json:"by"` // who: a run's id or a node's handle
+	By     string `json:"by"`            // who: a run's id or a node's handle
+	How    string `json:"how,omitempty"` // secret_http, or git (a sign-in through the credential helper)
 }
 
 // HTTPRequest is secret_http's input.
@@ -109,7 +110,7 @@ func (s *Store) HTTP(ctx context.Context, req HTTPRequest, by string, client *ht
 	defer resp.Body.Close()
 	a := answerOf(resp, name, value)
 	if err := s.w.Exec(ctx, func(t *ledger.Tx) error {
-		return t.Emit(KindUsed, name, Used{Name: name, Origin: origin, Method: method, Status: resp.StatusCode, By: by})
+		return t.Emit(KindUsed, name, Used{Name: name, Origin: origin, Method: method, Status: resp.StatusCode, By: by, How: "secret_http"})
 	}); err != nil {
 		return HTTPAnswer{}, err
 	}

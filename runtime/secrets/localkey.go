@@ -26,8 +26,9 @@ type localKey struct{ aead cipher.AEAD }
 // sealVersion starts every ciphertext the local key makes, so a later format can be told apart.
 const sealVersion = 1
 
-// loadLocalKey reads secret.key from dir, making it (mode 0600) on first use.
-func loadLocalKey(dir string) (*localKey, error) {
+// loadLocalKey reads secret.key from dir, making it (mode 0600) on first use; a key locked with a
+// passphrase asks passphrase for it (passphrase.go).
+func loadLocalKey(dir string, passphrase func() (string, error)) (*localKey, error) {
 	path := filepath.Join(dir, KeyFile)
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -35,6 +36,9 @@ func loadLocalKey(dir string) (*localKey, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("secrets: local key %s: %w", path, err)
+	}
+	if raw, err = unlock(raw, passphrase); err != nil {
+		return nil, err
 	}
 	if len(raw) != 32 {
 		return nil, fmt.Errorf("secrets: local key %s holds %d bytes, not 32; it was changed outside Ensemble", path, len(raw))

@@ -33,9 +33,10 @@ const (
 
 // Secret is a secret's details, never its value.
 type Secret struct {
-	Name      string    `json:"name"`
-	Kind      Kind      `json:"kind"`
-	Allow     []string  `json:"allow"`
+	Name  string   `json:"name"`
+	Kind  Kind     `json:"kind"`
+	Allow []string `json:"allow"`
+	Use
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }
@@ -46,6 +47,9 @@ type Options struct {
 	DataDir string
 	Store   *store.Store
 	Writer  *ledger.Writer
+	// Passphrase gives the local key's passphrase, asked only when it has one; nil refuses a
+	// locked key with ErrLocked.
+	Passphrase func() (string, error)
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -71,7 +75,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	k, err := loadLocalKey(opts.DataDir)
+	k, err := loadLocalKey(opts.DataDir, opts.Passphrase)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +152,9 @@ func originProblem(o string) (string, string) {
 }
 
 // Set keeps value under name, replacing what was there. allow is where a run secret may be sent
-// (origins); a provider key has none.
+// (origins); a provider key has none. How runs use it starts from what allow makes it ([DefaultUse]):
+// a secret with no destination goes in a run's environment, one allowed for a git host signs git in
+// there; [Store.SetUse] changes that afterwards.
 func (s *Store) Set(ctx context.Context, name string, kind Kind, value string, allow []string) error {
 	if p := NameProblem(kind, name); p != "" {
 		return problem.New(problem.KindInvalid, p)
@@ -159,24 +165,17 @@ func (s *Store) Set(ctx context.Context, name string, kind Kind, value string, a
 	if kind == Provider && len(allow) > 0 {
 		return problem.Invalid("A provider key is used only by Ensemble's own model calls; it takes no allowed destinations.")
 	}
-	if len(allow) > maxAllow {
-		return problem.Invalid("A secret may be sent to at most %d origins.", maxAllow)
-	}
-	clean := []string{}
-	seen := map[string]bool{}
-	for _, o := range allow {
-		c, p := originProblem(strings.TrimSpace(o))
-		if p != "" {
-			return problem.New(problem.KindInvalid, p)
-		}
-		if !seen[c] {
-			seen[c] = true
-			clean = append(clean, c)
-		}
+	clean, err := cleanAllow(allow)
+	if err != nil {
+		return err
 	}
 	allowJSON, _ := json.Marshal(clean)
+	use := Use{}
+	if kind == Run {
+		use = DefaultUse(clean)
+	}
 	ct := s.key.seal([]byte(value), rowContext(name))
-	err := s.w.Exec(ctx, func(t *ledger.Tx) error {
+	err = s.w.Exec(ctx, func(t *ledger.Tx) error {
 		var old string
 		err := t.QueryRowContext(ctx, "SELECT kind FROM secrets WHERE name = ?", name).Scan(&old)
 		switch {
@@ -196,13 +195,15 @@ func (s *Store) Set(ctx context.Context, name string, kind Kind, value string, a
 			return problem.Invalid("%s is already a %s secret.", name, old)
 		}
 		at := store.Stamp(t.Now())
-		if _, err := t.ExecContext(ctx, `INSERT INTO secrets (name, kind, ciphertext, allow, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (name) DO UPDATE SET ciphertext = excluded.ciphertext, allow = excluded.allow, updated_at = excluded.updated_at`,
-			name, string(kind), ct, string(allowJSON), at, at); err != nil {
+		// The user name git is given stays: a new value is most often the same token, renewed.
+		if _, err := t.ExecContext(ctx, `INSERT INTO secrets (name, kind, ciphertext, allow, env, git, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (name) DO UPDATE SET ciphertext = excluded.ciphertext, allow = excluded.allow,
+				env = excluded.env, git = excluded.git, updated_at = excluded.updated_at`,
+			name, string(kind), ct, string(allowJSON), use.Env, use.Git, at, at); err != nil {
 			return fmt.Errorf("secrets: set: %w", err)
 		}
-		return t.Emit(KindSaved, name, Saved{Name: name, Kind: kind, Allow: clean})
+		return t.Emit(KindSaved, name, Saved{Name: name, Kind: kind, Allow: clean, Env: use.Env, Git: use.Git})
 	})
 	if err != nil {
 		return err
@@ -250,7 +251,7 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 
 // List returns every secret's details, by name; never a value.
 func (s *Store) List(ctx context.Context) ([]Secret, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT name, kind, allow, created_at, updated_at FROM secrets ORDER BY name")
+	rows, err := s.db.QueryContext(ctx, "SELECT name, kind, allow, env, git, git_user, created_at, updated_at FROM secrets ORDER BY name")
 	if err != nil {
 		return nil, fmt.Errorf("secrets: list: %w", err)
 	}
@@ -259,7 +260,7 @@ func (s *Store) List(ctx context.Context) ([]Secret, error) {
 	for rows.Next() {
 		var sc Secret
 		var allow, created, updated string
-		if err := rows.Scan(&sc.Name, &sc.Kind, &allow, &created, &updated); err != nil {
+		if err := rows.Scan(&sc.Name, &sc.Kind, &allow, &sc.Env, &sc.Git, &sc.GitUser, &created, &updated); err != nil {
 			return nil, fmt.Errorf("secrets: list: %w", err)
 		}
 		sc.Allow = []string{}

@@ -17,12 +17,17 @@ import (
 // open opens the store and the secrets in dir; both close when the test ends.
 func open(t *testing.T, dir string) (*Store, *store.Store) {
 	t.Helper()
+	return openWith(t, dir, nil)
+}
+
+func openWith(t *testing.T, dir string, passphrase func() (string, error)) (*Store, *store.Store) {
+	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(dir, "ensemble.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	s, err := New(context.Background(), Options{DataDir: dir, Store: st, Writer: ledger.New(st, events.NewBus())})
+	s, err := New(context.Background(), Options{DataDir: dir, Store: st, Writer: ledger.New(st, events.NewBus()), Passphrase: passphrase})
 	if err != nil {
 		t.Fatal(err)
 	}

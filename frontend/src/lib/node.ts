@@ -113,6 +113,27 @@ export interface ComputerAsk {
   keep?: 'once' | 'mission' | 'always' | string;
 }
 
+/** A file a node shared into the chat (node_share_file), as a file message's data lists it. */
+export interface SharedFile {
+  id: string;
+  name: string;
+  size: number;
+  sha256: string;
+  type: string;
+  leftOut?: string[];
+}
+
+/** A sudo card's command (runtime/node/sudo.go). */
+export interface SudoAsk {
+  command: string;
+  reason: string;
+  folder: string;
+  computer: string;
+  hash: string;
+  tries: number;
+  exitCode?: number;
+}
+
 /** The answers a card takes: a computer card's Once, This mission and Always, else approve. */
 export type CardDecision = 'approve' | 'discard' | 'once' | 'mission' | 'always';
 
@@ -127,6 +148,8 @@ export interface Card {
   crew?: { title?: string; nodeIds?: string[] };
   crewTitle?: string;
   computer?: ComputerAsk;
+  sudo?: SudoAsk;
+  secret?: { name: string; why: string; allow?: string[]; saved?: boolean };
   handle?: string;
   reason?: string;
   result?: string;
@@ -272,9 +295,6 @@ export function cardOf(m: Message): Card | null {
   if (m.kind !== 'approval' || !m.data || typeof m.data !== 'object') return null;
   return m.data as Card;
 }
-
-/** How a computer card's answer was kept, as the card says it. */
-export const KEEP_WORDS: Record<string, string> = { once: 'allowed once', mission: 'allowed for this mission', always: 'allowed always' };
 
 export const CARD_STATUS: Record<string, string> = {
   pending: 'Waiting for you',

@@ -1,0 +1,61 @@
+// A node's sudo card (spec 002 §8.13, as the administrator; runtime/api/sudo.go): the page reads the
+// exact command and this computer's seal key, seals the typed password for that key (purpose
+// "sudo", the card as the decision, the command's SHA-256 as the name) and sends only the box. The
+// runtime opens it once, for that command, and hands it to sudo through its askpass helper.
+import { request } from './api';
+import { sealFor, type SealKey } from './seal';
+import type { Message } from './node';
+
+/** GET /api/node/sudo/{messageId}. */
+export interface SudoView {
+  messageId: string;
+  status: string;
+  command: string;
+  reason: string;
+  folder: string;
+  computer: string;
+  hash: string;
+  tries: number;
+  expiresAt?: string;
+  purpose: string;
+  sealKey: SealKey;
+}
+
+const enc = encodeURIComponent;
+
+export const sudoApi = {
+  view: (messageId: string) => request<SudoView>('GET', `/api/node/sudo/${enc(messageId)}`),
+  /** Runs the command: with the password sealed for this computer, or without one when it is empty. */
+  async run(messageId: string, password: string): Promise<Message> {
+    if (!password) return request<Message>('POST', `/api/node/sudo/${enc(messageId)}`, { action: 'run' });
+    const v = await sudoApi.view(messageId);
+    const sealed = await sealFor(
+      v.sealKey,
+      { purpose: 'sudo', deviceId: v.sealKey.kid, decisionId: messageId, name: v.hash, origin: location.origin },
+      { value: password },
+    );
+    return request<Message>('POST', `/api/node/sudo/${enc(messageId)}`, { action: 'run', sealed });
+  },
+  deny: (messageId: string) => request<Message>('POST', `/api/node/sudo/${enc(messageId)}`, { action: 'deny' }),
+};
+
+/** GET /api/node/secrets/{messageId}: a node's request for a secret. */
+export interface SecretCardView {
+  messageId: string;
+  status: string;
+  name: string;
+  why: string;
+  allow: string[];
+  route: { mode: string };
+  sealKey: SealKey;
+}
+
+/** A node's secret card: the value is sealed in this page for this computer (the card, the name). */
+export const secretCardApi = {
+  view: (messageId: string) => request<SecretCardView>('GET', `/api/node/secrets/${enc(messageId)}`),
+  async save(messageId: string, value: string, allow: string[]): Promise<Message> {
+    const v = await secretCardApi.view(messageId);
+    const sealed = await sealFor(v.sealKey, { deviceId: v.sealKey.kid, decisionId: messageId, name: v.name, origin: location.origin }, { value });
+    return request<Message>('POST', `/api/node/secrets/${enc(messageId)}`, { sealed, allow });
+  },
+};

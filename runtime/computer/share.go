@@ -1,0 +1,281 @@
+package computer
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ensemblework/ensemble/runtime/judge"
+	"github.com/ensemblework/ensemble/runtime/ledger"
+)
+
+// Shared is a file a node brought into the chat (node_share_file, spec 002 §8.13), kept as its
+// evidence in Ensemble's data folder.
+type Shared struct {
+	ID      string   `json:"id"`
+	Name    string   `json:"name"`
+	Size    int64    `json:"size"`
+	SHA256  string   `json:"sha256"`
+	Type    string   `json:"type"`
+	LeftOut []string `json:"leftOut,omitempty"` // what a zipped folder left out, and why
+}
+
+// skipDirs are the dependency and cache folders a zipped folder leaves out.
+var skipDirs = []string{"node_modules", ".venv", "venv", "__pycache__", ".next", ".cache", ".git", ".hg", ".svn", ".tox", ".mypy_cache",
+	".pytest_cache", ".gradle", ".terraform", "target", ".parcel-cache", ".turbo"}
+
+// keyNames are files that hold keys, certificates, sign-ins or a shell's history: never shared.
+var keyNames = []string{".env", ".netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials", "credentials", "id_rsa", "id_dsa", "id_ecdsa",
+	"id_ed25519", ".bash_history", ".zsh_history", ".python_history", ".node_repl_history", ".psql_history", ".mysql_history", "known_hosts",
+	"authorized_keys", ".htpasswd", "secret.key", "seal-key.json"}
+
+var keyExts = []string{".pem", ".key", ".p12", ".pfx", ".crt", ".cer", ".der", ".jks", ".keystore", ".kdbx", ".gpg", ".asc", ".ppk"}
+
+// keyDirs are folders whose files are never shared.
+var keyDirs = []string{".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".git", ".password-store", ".config/gcloud", ".config/gh"}
+
+// ShareProblem is why a path may not be shared, judged by its name and place (a link, a key, a
+// certificate, .env, a history or sign-in file, a key folder's or git's, Ensemble's data, another
+// account's), or "".
+func ShareProblem(path string, p Policy) string {
+	if why := keyFile(path); why != "" {
+		return why
+	}
+	if p.DataDir != "" && within(path, p.DataDir) && !p.own(path) {
+		return "Ensemble's own data is never shared."
+	}
+	v := judge.Decide(judge.Call{Tool: judge.ToolRead, Paths: []string{path}, Cwd: filepath.Dir(path)}, judgeSettings(Call{Folder: filepath.Dir(path)}, p))
+	if v.Decision == judge.Refuse {
+		return v.Reason
+	}
+	return ""
+}
+
+// keyFile is why a path's name or folder says it holds keys, sign-ins or a history, or "".
+func keyFile(path string) string {
+	base := strings.ToLower(filepath.Base(path))
+	switch {
+	case slices.Contains(keyNames, base) || strings.HasPrefix(base, ".env.") || strings.HasPrefix(base, "id_rsa") || strings.HasPrefix(base, "id_ed25519") ||
+		strings.HasSuffix(base, "_history"):
+		return filepath.Base(path) + " holds keys, sign-ins or a history, which are never shared."
+	case slices.Contains(keyExts, filepath.Ext(base)):
+		return filepath.Base(path) + " is a key or a certificate, which is never shared."
+	}
+	for _, d := range keyDirs {
+		if strings.Contains(path, "/"+d+"/") || strings.HasSuffix(path, "/"+d) {
+			return "Nothing in a " + d + " folder is shared."
+		}
+	}
+	return ""
+}
+
+// Share copies path (a file, or a folder zipped into <folder>.zip) into the node's evidence,
+// checked as ShareProblem says and, inside, for a saved secret's value. A folder's text files are
+// redacted, and what it leaves out is named.
+func (c *Computer) Share(path string, p Policy) (Shared, error) {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return Shared{}, fmt.Errorf("There is nothing at %s to share.", path)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return Shared{}, fmt.Errorf("%s is a link; share the file it leads to by its own path.", path)
+	}
+	if why := ShareProblem(path, p); why != "" {
+		return Shared{}, errors.New(why)
+	}
+	dir := filepath.Join(c.o.DataDir, "node-files")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return Shared{}, fmt.Errorf("computer: keep a shared file: %w", err)
+	}
+	id := ledger.NewID("nf_")
+	sh := Shared{ID: id, Name: filepath.Base(path)}
+	dst := filepath.Join(dir, id)
+	if fi.IsDir() {
+		sh.Name += ".zip"
+		sh.LeftOut, err = c.zipFolder(path, dst, p)
+	} else {
+		err = c.copyChecked(path, dst, fi.Size())
+	}
+	if err != nil {
+		os.Remove(dst)
+		return Shared{}, err
+	}
+	sh.Type = mime.TypeByExtension(strings.ToLower(filepath.Ext(sh.Name)))
+	if sh.Type == "" {
+		sh.Type = "application/octet-stream"
+	}
+	f, err := os.Open(dst)
+	if err != nil {
+		return Shared{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	sh.Size, _ = io.Copy(h, f)
+	sh.SHA256 = hex.EncodeToString(h.Sum(nil))
+	return sh, nil
+}
+
+// SharedFile opens a shared file's kept copy.
+func (c *Computer) SharedFile(id string) (*os.File, error) {
+	if !strings.HasPrefix(id, "nf_") || strings.ContainsAny(id, `/\.`) {
+		return nil, fs.ErrNotExist
+	}
+	return os.Open(filepath.Join(c.o.DataDir, "node-files", id))
+}
+
+func (c *Computer) copyChecked(src, dst string, size int64) error {
+	if size > MaxShareSize {
+		return fmt.Errorf("%s is %d MB; a shared file is at most 100 MB.", filepath.Base(src), size>>20)
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("%s could not be read: %w.", src, err)
+	}
+	if c.holdsSecret(b) {
+		return fmt.Errorf("%s holds one of your owner's saved secrets, so it is not shared.", filepath.Base(src))
+	}
+	if why := archiveProblem(src, b, c.holdsSecret); why != "" {
+		return errors.New(why)
+	}
+	return os.WriteFile(dst, b, 0o600)
+}
+
+// holdsSecret reports whether b shows a saved secret's value, in any form the redactor knows.
+func (c *Computer) holdsSecret(b []byte) bool {
+	s := string(b)
+	return c.o.Hide(s) != s
+}
+
+// archiveProblem reads a zip or a tar(.gz) for a key or .env inside, or a saved secret's value in
+// what it holds (the first 256 MB).
+func archiveProblem(name string, b []byte, secret func([]byte) bool) string {
+	check := func(entry string, r io.Reader) string {
+		if keyFile("/"+entry) != "" {
+			return fmt.Sprintf("%s holds %s, which is never shared.", filepath.Base(name), entry)
+		}
+		data, _ := io.ReadAll(io.LimitReader(r, 256<<20))
+		if secret(data) {
+			return fmt.Sprintf("%s holds one of your owner's saved secrets (in %s), so it is not shared.", filepath.Base(name), entry)
+		}
+		return ""
+	}
+	lower := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(lower, ".zip"):
+		zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return ""
+		}
+		for _, f := range zr.File {
+			rc, err := f.Open()
+			if err != nil {
+				continue
+			}
+			why := check(f.Name, rc)
+			rc.Close()
+			if why != "" {
+				return why
+			}
+		}
+	case strings.HasSuffix(lower, ".tar"), strings.HasSuffix(lower, ".tar.gz"), strings.HasSuffix(lower, ".tgz"):
+		var r io.Reader = bytes.NewReader(b)
+		if !strings.HasSuffix(lower, ".tar") {
+			gz, err := gzip.NewReader(r)
+			if err != nil {
+				return ""
+			}
+			r = gz
+		}
+		tr := tar.NewReader(r)
+		for {
+			h, err := tr.Next()
+			if err != nil {
+				break
+			}
+			if why := check(h.Name, tr); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// zipFolder zips folder into dst, each file checked as a shared file is and its text redacted,
+// leaving out links, what may not be shared, and dependency and cache folders.
+func (c *Computer) zipFolder(folder, dst string, p Policy) ([]string, error) {
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	zw := zip.NewWriter(out)
+	var left []string
+	var total int64
+	err = filepath.WalkDir(folder, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(folder, path)
+		switch {
+		case path == folder:
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			left = append(left, rel+" (a link)")
+			return nil
+		case d.IsDir() && slices.Contains(skipDirs, d.Name()):
+			left = append(left, rel+"/ (dependencies or a cache)")
+			return fs.SkipDir
+		}
+		if why := ShareProblem(path, p); why != "" {
+			left = append(left, rel+" (never shared)")
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if total += fi.Size(); total > MaxShareSize {
+			return fmt.Errorf("%s holds more than 100 MB; share a smaller folder.", filepath.Base(folder))
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			left = append(left, rel+" (unreadable)")
+			return nil
+		}
+		if utf8.Valid(b) {
+			b = []byte(c.o.Hide(string(b)))
+		} else if c.holdsSecret(b) || archiveProblem(path, b, c.holdsSecret) != "" {
+			left = append(left, rel+" (holds a saved secret or a key)")
+			return nil
+		}
+		w, err := zw.Create(filepath.ToSlash(rel))
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return left, zw.Close()
+}

@@ -1,0 +1,176 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
+	"github.com/ensemblework/ensemble/runtime/tools"
+)
+
+// ToolLiveView posts the owner's live card of a terminal (spec 002 §8.17): one owner-only card in
+// the chat, from which the owner watches the terminal, types in it and takes control.
+const ToolLiveView = "live_view" // offered with the terminal tools (terminalTools)
+
+// LiveCard is a live card's data: a text message whose data.type is "live", so a client that
+// knows no live views still shows its words.
+type LiveCard struct {
+	Type      string     `json:"type"`   // live
+	Kind      string     `json:"kind"`   // terminal
+	Status    string     `json:"status"` // open, ended
+	LiveID    string     `json:"liveId"` // the session's id
+	Title     string     `json:"title"`
+	Session   string     `json:"session"`
+	StartedAt time.Time  `json:"startedAt"`
+	EndedAt   *time.Time `json:"endedAt,omitempty"`
+	EndedBy   string     `json:"endedBy,omitempty"`   // node
+	EndReason string     `json:"endReason,omitempty"` // closed, stopped
+}
+
+// Live card statuses and why one ended.
+const (
+	LiveOpen     = "open"
+	LiveEnded    = "ended"
+	LiveClosed   = "closed"  // the terminal ended: terminal_close, its shell exiting, its time
+	LiveStopped  = "stopped" // the node ended the view (live_view {stop: true})
+	liveTypeCard = "live"
+)
+
+type liveViewIn struct {
+	Kind    string `json:"kind" jsonschema:"what to show: terminal" check:"enum=terminal"`
+	Session string `json:"session" jsonschema:"the terminal's id (ts…)" check:"minLength=1,maxLength=40"`
+	Stop    bool   `json:"stop,omitempty" jsonschema:"end the card and any view on it; the terminal stays open"`
+}
+
+// LiveAnswer is what live_view answers.
+type LiveAnswer struct {
+	Session   string `json:"session"`
+	MessageID string `json:"messageId,omitempty"`
+	Status    string `json:"status"`
+	Note      string `json:"note"`
+}
+
+func liveViewTool(def func(name, desc string) tools.Tool) tools.Tool {
+	return tools.Define(def(ToolLiveView, "Show your owner one of your terminals live, on a card in this chat: they watch it, type in it and can take control. A second call answers the same card; stop: true ends the card and leaves the terminal open."),
+		tools.Typed[liveViewIn]{Run: func(ctx context.Context, tc *tools.ToolContext, in liveViewIn) (tools.Result, error) {
+			c, err := turnOf(tc)
+			if err != nil {
+				return tools.Result{}, err
+			}
+			if !c.rt.turn.ByOwner || c.node.ParentID != "" {
+				return tools.Result{}, errors.New("Live views are only for turns your owner started.")
+			}
+			t, err := c.s.term(c.node, in.Session)
+			if err != nil {
+				return tools.Result{}, err
+			}
+			var a LiveAnswer
+			if in.Stop {
+				a, err = c.s.stopLive(ctx, t)
+			} else {
+				a, err = c.s.postLive(ctx, c.rt.turn, c.node, t)
+			}
+			if err != nil {
+				return tools.Result{}, err
+			}
+			return tools.Result{Summary: a.Note, Data: a}, nil
+		}})
+}
+
+// postLive posts the terminal's live card in the turn's thread, or answers the one open already.
+func (s *Service) postLive(ctx context.Context, turn Turn, n Node, t *nodeTerm) (LiveAnswer, error) {
+	t.liveMu.Lock()
+	defer t.liveMu.Unlock()
+	id := t.sess.ID()
+	if card := t.liveCard(); card != "" {
+		return LiveAnswer{Session: id, MessageID: card, Status: LiveOpen, Note: "Your owner's live card of this terminal is already open in the chat."}, nil
+	}
+	select {
+	case <-t.sess.Done():
+		return LiveAnswer{}, problem.Conflict("Terminal %s has ended; open another with terminal_open.", id)
+	default:
+	}
+	data, _ := json.Marshal(LiveCard{Type: liveTypeCard, Kind: "terminal", Status: LiveOpen, LiveID: id, Title: t.title,
+		Session: id, StartedAt: s.now()})
+	var m Message
+	err := s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
+		var err error
+		m, err = s.insertMessageTx(tx, Message{RoomID: roomOfLane(turn.Lane, turn.RoomID), Author: AuthorNode, NodeID: n.ID,
+			Kind: KindText, Body: "Live terminal: " + t.title, Data: data, Private: true, Depth: turn.Depth + 1, TurnID: turn.ID})
+		return err
+	})
+	if err != nil {
+		return LiveAnswer{}, err
+	}
+	t.setLiveCard(m.ID)
+	s.log.Info("node live view", "node", n.Slug, "session", id, "message", m.ID)
+	return LiveAnswer{Session: id, MessageID: m.ID, Status: LiveOpen,
+		Note: "Your owner has a live card of this terminal in the chat; they may watch, type in it, or take control."}, nil
+}
+
+// stopLive ends the terminal's live card and the views on it; the terminal stays open.
+func (s *Service) stopLive(ctx context.Context, t *nodeTerm) (LiveAnswer, error) {
+	t.liveMu.Lock()
+	defer t.liveMu.Unlock()
+	card := t.liveCard()
+	if card == "" {
+		return LiveAnswer{Session: t.sess.ID(), Status: LiveEnded, Note: "No live card of this terminal is open."}, nil
+	}
+	if err := s.endLiveCard(ctx, card, "node", LiveStopped); err != nil {
+		return LiveAnswer{}, err
+	}
+	t.setLiveCard("")
+	s.endTakeoversOf(card, ReasonLiveStopped)
+	return LiveAnswer{Session: t.sess.ID(), MessageID: card, Status: LiveEnded, Note: "The live card is ended; the terminal is still open."}, nil
+}
+
+// terminalEnded ends the live card of a terminal that has ended, and the views on it.
+func (s *Service) terminalEnded(t *nodeTerm) {
+	t.liveMu.Lock()
+	defer t.liveMu.Unlock()
+	card := t.liveCard()
+	if card == "" {
+		return
+	}
+	by := ""
+	if t.closedByNode.Load() {
+		by = "node"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.endLiveCard(ctx, card, by, LiveClosed); err != nil {
+		s.log.Warn("node live card not ended", "message", card, "err", err)
+	}
+	t.setLiveCard("")
+	s.endTakeoversOf(card, ReasonClosed)
+}
+
+// endLiveCard marks a live card ended, by whom and why.
+func (s *Service) endLiveCard(ctx context.Context, id, by, reason string) error {
+	return s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
+		m, err := s.messageIn(tx.Context(), tx, id)
+		if err != nil {
+			return err
+		}
+		c, ok := liveCardOf(m)
+		if !ok || c.Status == LiveEnded {
+			return ledger.ErrNoChange
+		}
+		now := s.now()
+		c.Status, c.EndedAt, c.EndedBy, c.EndReason = LiveEnded, &now, by, reason
+		m.Data, _ = json.Marshal(c)
+		return s.updateMessageTx(tx, m)
+	})
+}
+
+// liveCardOf is a message's live card, if it is one.
+func liveCardOf(m Message) (LiveCard, bool) {
+	var c LiveCard
+	if m.Kind != KindText || json.Unmarshal(m.Data, &c) != nil || c.Type != liveTypeCard {
+		return LiveCard{}, false
+	}
+	return c, true
+}
