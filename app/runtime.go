@@ -177,7 +177,9 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 		phoneHost, phoneAPI = host, phones
 	}
 	terms := terminal.New(terminal.Options{Home: home, Log: cfg.Log})
-	nodeTerms := terminal.New(terminal.Options{Max: 24, Home: home, Log: cfg.Log})
+	// The nodes' shells are held by hosts of their own, which outlive this runtime (a long build a
+	// node started goes on through an upgrade); the person's stay here.
+	nodeTerms := terminal.New(terminal.Options{Max: 24, Home: home, Log: cfg.Log, Host: terminalHost(cfg.DataDir)})
 	prof := profiles.New(profiles.Options{Store: st, Writer: w, KnownAgent: js.KnownAgent})
 	// One registry for the assistant and the nodes: a node's turn is the assistant's own loop, with
 	// the node's tools besides (which the assistant's own turns never offer).
@@ -203,6 +205,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	if err := nodes.Start(ctx); err != nil {
 		cfg.Log.Warn("node: the turn queue did not start", "err", err)
 	}
+	nodes.AdoptTerminals(ctx, nodeTerms.Reattach()) // the last runtime's, still running in their hosts
 	srv := api.New(api.Options{Version: Version, Command: cmp.Or(cfg.Command, selfCommand()), Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Profiles: prof, Bridge: bridge, Sessions: ss, Relay: phoneHost, Phones: phoneAPI, Agents: agents, Assistant: asst, Nodes: nodes, Terminals: terms, Secrets: sec}, cfg.Log, st, bus, rec)
 	handler := srv.Handler()
 	r := &Runtime{
@@ -282,8 +285,8 @@ func (r *Runtime) Close() error {
 		r.stop()
 	}
 	r.bus.Close()
-	r.terms.Close() // its WebSockets end with it: Shutdown does not wait for hijacked connections
-	r.nodeTerms.Close()
+	r.terms.Close()      // its WebSockets end with it: Shutdown does not wait for hijacked connections
+	r.nodeTerms.Detach() // the nodes' shells go on in their hosts, for the next runtime
 	if r.phones != nil {
 		r.phones.Close()
 	}

@@ -10,12 +10,22 @@ import (
 
 	"github.com/ensemblework/ensemble/engines/enginetest"
 	"github.com/ensemblework/ensemble/runtime/computer"
+	"github.com/ensemblework/ensemble/runtime/terminal"
 )
 
-// TestMain lets this test binary be sudo's askpass helper, as Ensemble's own program is.
+// hostTestVar makes the test binary a terminal host, as `ensemble terminal-host` is. It reaches
+// the host through the node shell's environment, which is the host's own: a name without the
+// ENSEMBLE_ prefix, which a node's shell is started without.
+const hostTestVar = "NODE_TEST_TERMINAL_HOST"
+
+// TestMain lets this test binary be sudo's askpass helper, and a terminal host
+// (terminaladopt_test.go), as Ensemble's own program is.
 func TestMain(m *testing.M) {
 	if os.Getenv(computer.AskpassSocketVar) != "" {
 		os.Exit(computer.Askpass())
+	}
+	if os.Getenv(hostTestVar) == "1" {
+		os.Exit(terminal.HostMain(os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }

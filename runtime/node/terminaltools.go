@@ -349,19 +349,29 @@ func (s *Service) terminalOpen(ctx context.Context, n Node) (TerminalAnswer, err
 		s.terms.mu.Unlock()
 		return TerminalAnswer{}, err
 	}
+	o.Node, o.MaxAge = n.ID, TerminalMaxAge // kept by its host, should the runtime stop first
 	sess, err := s.cfg.Terminals.Start(o)
 	if err != nil {
 		s.terms.mu.Unlock()
 		return TerminalAnswer{}, fmt.Errorf("open a terminal: %w", err)
 	}
-	t := &nodeTerm{nodeID: n.ID, sess: sess, title: filepath.Base(start.Shell) + " in " + filepath.Base(folder)}
+	s.keepTermLocked(n.ID, n.Slug, filepath.Base(start.Shell)+" in "+filepath.Base(folder), sess, judge.TermState{})
+	s.terms.mu.Unlock()
+	s.log.Info("node terminal opened", "node", n.Slug, "session", sess.ID(), "folder", folder)
+	sess.Settle(ctx, 0, 100*time.Millisecond, 5*time.Second)
+	return TerminalAnswer{Session: sess.ID(), Folder: folder, Screen: s.hide(sess.Tail(0))}, nil
+}
+
+// keepTermLocked keeps sess as the node's terminal until it ends: closed after TerminalIdle
+// without a send, or TerminalMaxAge after it started. s.terms.mu is held.
+func (s *Service) keepTermLocked(nodeID, slug, title string, sess *terminal.Session, state judge.TermState) {
+	t := &nodeTerm{nodeID: nodeID, sess: sess, title: title, state: state}
 	t.idle = time.AfterFunc(TerminalIdle, func() { sess.Close() })
-	age := time.AfterFunc(TerminalMaxAge, func() { sess.Close() })
+	age := time.AfterFunc(max(0, TerminalMaxAge-time.Since(sess.Info().StartedAt)), func() { sess.Close() })
 	if s.terms.byID == nil {
 		s.terms.byID = map[string]*nodeTerm{}
 	}
 	s.terms.byID[sess.ID()] = t
-	s.terms.mu.Unlock()
 	go func() {
 		<-sess.Done()
 		t.idle.Stop()
@@ -370,11 +380,8 @@ func (s *Service) terminalOpen(ctx context.Context, n Node) (TerminalAnswer, err
 		delete(s.terms.byID, sess.ID())
 		s.terms.mu.Unlock()
 		s.terminalEnded(t)
-		s.log.Info("node terminal ended", "node", n.Slug, "session", sess.ID(), "exit", sess.ExitCode())
+		s.log.Info("node terminal ended", "node", slug, "session", sess.ID(), "exit", sess.ExitCode())
 	}()
-	s.log.Info("node terminal opened", "node", n.Slug, "session", sess.ID(), "folder", folder)
-	sess.Settle(ctx, 0, 100*time.Millisecond, 5*time.Second)
-	return TerminalAnswer{Session: sess.ID(), Folder: folder, Screen: s.hide(sess.Tail(0))}, nil
 }
 
 // term is the node's open terminal id.

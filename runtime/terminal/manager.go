@@ -25,6 +25,9 @@ type Options struct {
 	Shell string
 	// Home is where a session starts when it is given no folder; the person's home when empty.
 	Home string
+	// Host, when set, starts each session in a terminal host of its own, which outlives this
+	// process; [Manager.Reattach] attaches to them again. Unix only: elsewhere it is ignored.
+	Host *HostOptions
 	Log  *slog.Logger
 }
 
@@ -90,24 +93,38 @@ func (m *Manager) Start(o StartOptions) (*Session, error) {
 	}
 	id := newID()
 	s := newSession(id, folder, o.Command, cols, rows)
+	s.node = o.Node
 	env := environ()
 	if o.Drop != nil {
 		env = slices.DeleteFunc(env, func(kv string) bool { k, _, _ := strings.Cut(kv, "="); return o.Drop(k) })
 	}
-	proc, err := startProcess(shell, args, folder, append(env, o.Env...), cols, rows)
+	env = append(env, o.Env...)
+	var proc process
+	var err error
+	if m.opts.Host != nil && hostsWork {
+		proc, err = startHost(m.opts.Host, hostSpec{ID: id, Node: o.Node, Folder: folder, Command: o.Command,
+			Shell: shell, Args: args, Env: env, Cols: cols, Rows: rows, MaxAge: o.MaxAge})
+	} else {
+		proc, err = startProcess(shell, args, folder, env, cols, rows)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", shell, err)
 	}
 	s.proc = proc
-	m.sessions[id] = s
-	m.opts.Log.Info("terminal started", "id", id, "shell", shell, "folder", folder, "command", o.Command)
+	m.runLocked(s)
+	m.opts.Log.Info("terminal started", "id", id, "shell", shell, "folder", folder, "command", o.Command, "host", m.opts.Host != nil)
+	return s, nil
+}
+
+// runLocked keeps s and runs it until it ends.
+func (m *Manager) runLocked(s *Session) {
+	m.sessions[s.id] = s
 	go s.run(func() {
 		m.mu.Lock()
-		delete(m.sessions, id)
+		delete(m.sessions, s.id)
 		m.mu.Unlock()
-		m.opts.Log.Info("terminal ended", "id", id, "exit", s.ExitCode())
+		m.opts.Log.Info("terminal ended", "id", s.id, "exit", s.ExitCode())
 	})
-	return s, nil
 }
 
 // Get returns the open session with id, or nil.

@@ -29,6 +29,7 @@ var keptModes = map[int]bool{
 // Session is one shell in a pseudo-terminal, its screen, and the windows watching it.
 type Session struct {
 	id      string
+	node    string // who the session is for (StartOptions.Node)
 	folder  string
 	command string
 	started time.Time
@@ -36,6 +37,7 @@ type Session struct {
 	replies *io.PipeWriter // the emulator's answers to the program's queries; closed when it ends
 	done    chan struct{}  // closed once the session has ended and been cleaned up
 	nwatch  atomic.Int32   // how many windows watch; read without mu by the reply pump
+	pump    sync.Once      // starts pumpReplies
 
 	mu         sync.Mutex // guards the following fields
 	emu        *vt.Emulator
@@ -94,6 +96,7 @@ func newSession(id, folder, command string, cols, rows int) *Session {
 
 // run pumps the PTY into the screen and the watchers until the shell exits, then cleans up.
 func (s *Session) run(onEnd func()) {
+	s.pump.Do(func() { go s.pumpReplies(false) })
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
@@ -108,23 +111,49 @@ func (s *Session) run(onEnd func()) {
 			}
 		}
 	}()
-	go s.pumpReplies()
 	code, _ := s.proc.wait()
 	s.proc.cleanup(readDone)
 	s.end(code)
 	onEnd()
 }
 
+// restore draws replay, the output a terminal host kept, on a reattached session's screen before
+// run, answering none of the queries in it: the program asked them long ago, of a screen that is
+// gone.
+func (s *Session) restore(replay []byte) {
+	s.pump.Do(func() { go s.pumpReplies(true) })
+	s.feed(replay)
+	s.replies.Write(replayEnd)
+}
+
+// replayEnd is written into the emulator's answers after a replay: what comes before it answers the
+// replay, and is dropped. The emulator writes its answers while it parses (under Write), so
+// none of the replay's can come after it.
+var replayEnd = []byte("\x00ensemble:replayed\x00")
+
 // pumpReplies reads what the emulator answers to the program's queries (the cursor's position, the
 // terminal's kind). While a window watches, the window's own terminal answers, so these are
 // dropped; with nobody watching they go to the program, which would otherwise wait for an answer.
-// It takes no lock: the emulator writes these while feed holds mu.
-func (s *Session) pumpReplies() {
+// With quiet, everything up to replayEnd is dropped too. It takes no lock: the emulator writes
+// these while feed holds mu.
+func (s *Session) pumpReplies(quiet bool) {
 	buf := make([]byte, 1024)
+	var held []byte // while quiet: the end of what was read, for a replayEnd split across reads
 	for {
 		n, err := s.emu.Read(buf)
-		if n > 0 && s.nwatch.Load() == 0 {
-			s.proc.Write(buf[:n])
+		out := buf[:n]
+		if quiet && n > 0 {
+			held = append(held, out...)
+			i := bytes.Index(held, replayEnd)
+			if i < 0 {
+				held = held[max(0, len(held)-len(replayEnd)):]
+				out = nil
+			} else {
+				out, held, quiet = held[i+len(replayEnd):], nil, false
+			}
+		}
+		if len(out) > 0 && s.nwatch.Load() == 0 {
+			s.proc.Write(out)
 		}
 		if err != nil {
 			return
@@ -175,6 +204,9 @@ func (s *Session) end(code int) {
 
 // ID is the session's id.
 func (s *Session) ID() string { return s.id }
+
+// Node is who the session is for, as StartOptions.Node said; a reattached session keeps it.
+func (s *Session) Node() string { return s.node }
 
 // Done is closed once the session has ended and its processes and PTY are gone.
 func (s *Session) Done() <-chan struct{} { return s.done }

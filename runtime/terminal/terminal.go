@@ -14,6 +14,19 @@
 // subscribe at once and a watcher never sees a byte twice or misses one. A watcher that falls behind
 // is dropped, saying why; it connects again and gets the screen. The session ends when its shell
 // exits, or on [Session.Close], which hangs up the process group and then kills it.
+//
+// # Terminal hosts
+//
+// With [Options.Host] (the nodes' Manager), a session's PTY is held not by the runtime but by a
+// terminal host, Ensemble's own program run as `ensemble terminal-host` ([HostMain]) in a
+// session of its own, so a long command a node started goes on when the runtime stops or is
+// upgraded, as a shell in tmux does when its window closes. The host keeps the last replayBytes of
+// output and speaks a framed protocol (hostproto.go) over a unix socket in <data>/terminals, a
+// 0700 folder, to one client at a time, let in by a random token in the session's 0600 json. The
+// next runtime's [Manager.Reattach] attaches to every host left, replays its output into a new
+// Session with the same id, and so rebuilds the screen and scrollback; [Manager.Detach] is how a
+// runtime stops without ending them. A host whose shell has exited keeps the exit code for the
+// next attach for hostGrace; on Windows there are no hosts.
 package terminal
 
 import (
@@ -70,6 +83,12 @@ type StartOptions struct {
 	// Drop, when set, leaves the variables it names out of the runtime's environment the shell
 	// starts from (the runtime's own tokens and model keys, for a node's shell).
 	Drop func(name string) bool
+	// Node is who the session is for (a node's id), kept by a terminal host so that
+	// [Manager.Reattach] can say whose a session is.
+	Node string
+	// MaxAge, when set, is how long a terminal host keeps the shell even with no runtime attached
+	// (a node's terminal's age limit); an in-process session leaves its age to the caller.
+	MaxAge time.Duration
 }
 
 // clampSize keeps a size within what a screen can be.
