@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -169,11 +170,46 @@ func TestSecretsNeverLeak(t *testing.T) {
 	if len(model.Requests()) == 0 {
 		t.Fatal("the assistant sent the model nothing")
 	}
+
+	// A node's command with the secret in its environment prints it, plain and in base64: the node
+	// (and so the model) reads it hidden. CANARY_VALUE has no allowed origins, so it is an
+	// environment secret.
+	if code, b := do("PUT", "/api/assistant/settings", `{"provider":"anthropic","model":"m"}`); code != 200 {
+		t.Fatalf("assistant settings: %d %s", code, b)
+	}
+	code, body = do("POST", "/api/node/nodes", `{"name":"Ada","role":"developer"}`)
+	if code != 201 {
+		t.Fatalf("node: %d %s", code, body)
+	}
+	var n struct {
+		DMRoomID string `json:"dmRoomId"`
+	}
+	json.Unmarshal(body, &n)
+	yes := true
+	model.Script(
+		enginetest.ToolCall("computer_run", map[string]any{"command": "echo $CANARY_VALUE; printf %s \"$CANARY_VALUE\" | base64", "secrets": []string{"CANARY_VALUE"}}).
+			When(enginetest.Match{LastUserContains: "run the deploy check"}),
+		enginetest.Say("It ran.").When(enginetest.Match{ToolResult: &yes, LastUserContains: "exited 0"}),
+	)
+	before := len(model.Requests())
+	if code, b := do("POST", "/api/node/rooms/"+n.DMRoomID+"/messages", `{"body":"Please run the deploy check command with my secret.","clientId":"c1"}`); code != 201 {
+		t.Fatalf("node message: %d %s", code, b)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for len(model.Requests()) < before+2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(model.Requests()) < before+2 {
+		t.Fatal("the node's turn did not call its command")
+	}
+	if last := model.Requests()[len(model.Requests())-1]; !strings.Contains(string(last.Body), "exited 0") {
+		t.Fatalf("the node's command did not run: %s", last.Body)
+	}
 	time.Sleep(200 * time.Millisecond) // the last events reach the stream
 	cancel()
 	<-streamDone
 
-	values := []string{canaryRunSecret, canaryProviderKey}
+	values := []string{canaryRunSecret, canaryProviderKey, base64.StdEncoding.EncodeToString([]byte(canaryRunSecret))}
 	leaks := func(where, text string) {
 		t.Helper()
 		for _, v := range values {
