@@ -20,7 +20,7 @@ const (
 
 // EventSpecs lists the node events, for the catalog.
 func EventSpecs() []events.Spec {
-	return []events.Spec{
+	return append([]events.Spec{
 		{Kind: KindMessage, Payload: Message{}, Doc: "a message was posted in a node room"},
 		{Kind: KindMessageUpdated, Payload: Message{}, Doc: "a message changed: a card settled, a message deleted"},
 		{Kind: KindStatus, Payload: Status{}, Doc: "a node is thinking, waiting for a card, or idle (live only)"},
@@ -28,7 +28,7 @@ func EventSpecs() []events.Spec {
 		{Kind: KindRoom, Payload: RoomChanged{}, Doc: "a node room was made, changed or deleted"},
 		{Kind: KindNode, Payload: NodeChanged{}, Doc: "a node was made, changed or deleted"},
 		{Kind: KindComputerTool, Payload: ComputerTool{}, Doc: "a node used a tool on its owner's computer: the tool, folder and program, never the output"},
-	}
+	}, liveEventSpecs()...)
 }
 
 // Status is what a node is doing in a room.

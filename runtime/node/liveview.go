@@ -106,7 +106,7 @@ func (s *Service) postLive(ctx context.Context, turn Turn, n Node, t *nodeTerm) 
 		return LiveAnswer{}, err
 	}
 	t.setLiveCard(m.ID)
-	s.log.Info("node live view", "node", n.Slug, "session", id, "message", m.ID)
+	s.noteLive(KindLiveView, LiveStep{Step: "posted", NodeID: n.ID, Session: id, LiveCardID: m.ID, Kind: "terminal"})
 	return LiveAnswer{Session: id, MessageID: m.ID, Status: LiveOpen,
 		Note: "Your owner has a live card of this terminal in the chat; they may watch, type in it, or take control."}, nil
 }
@@ -124,6 +124,7 @@ func (s *Service) stopLive(ctx context.Context, t *nodeTerm) (LiveAnswer, error)
 	}
 	t.setLiveCard("")
 	s.endTakeoversOf(card, ReasonLiveStopped)
+	s.noteLive(KindLiveView, LiveStep{Step: "ended", NodeID: t.nodeID, Session: t.sess.ID(), LiveCardID: card, Kind: "terminal", Reason: LiveStopped})
 	return LiveAnswer{Session: t.sess.ID(), MessageID: card, Status: LiveEnded, Note: "The live card is ended; the terminal is still open."}, nil
 }
 
@@ -146,6 +147,7 @@ func (s *Service) terminalEnded(t *nodeTerm) {
 	}
 	t.setLiveCard("")
 	s.endTakeoversOf(card, ReasonClosed)
+	s.noteLive(KindLiveView, LiveStep{Step: "ended", NodeID: t.nodeID, Session: t.sess.ID(), LiveCardID: card, Kind: "terminal", Reason: LiveClosed})
 }
 
 // endLiveCard marks a live card ended, by whom and why.

@@ -119,7 +119,7 @@ func (s *Service) OpenTakeover(ctx context.Context, liveCardID string) (Takeover
 	to.mu.Lock()
 	to.armLocked()
 	to.mu.Unlock()
-	s.log.Info("node takeover created", "takeover", to.info.ID, "kind", "terminal", "session", c.Session)
+	s.noteLive(KindTakeoverStep, LiveStep{Step: "created", TakeoverID: to.info.ID, Session: c.Session, LiveCardID: m.ID, Kind: "terminal"})
 	return to.snapshot(), nil
 }
 
@@ -176,7 +176,11 @@ func (s *Service) TakeoverControl(id string, on bool) (Takeover, error) {
 	}
 	to.lastSeen = s.now()
 	to.mu.Unlock()
-	s.log.Info("node takeover control", "takeover", id, "on", on)
+	step := "watch"
+	if on {
+		step = "control"
+	}
+	s.noteLive(KindTakeoverStep, LiveStep{Step: step, TakeoverID: id, Kind: "terminal"})
 	return to.snapshot(), nil
 }
 
@@ -293,7 +297,7 @@ func (to *liveTakeover) end(reason string) {
 		to.term.sess.Resize(terminalCols, terminalRows) // the node's own size, once nobody watches
 	}
 	close(to.done)
-	s.log.Info("node takeover ended", "takeover", id, "kind", "terminal", "reason", reason)
+	s.noteLive(KindTakeoverStep, LiveStep{Step: "ended", TakeoverID: id, Kind: "terminal", Reason: reason})
 }
 
 // touch notes the page is there.

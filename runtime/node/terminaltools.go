@@ -357,7 +357,7 @@ func (s *Service) terminalOpen(ctx context.Context, n Node) (TerminalAnswer, err
 	}
 	s.keepTermLocked(n.ID, n.Slug, filepath.Base(start.Shell)+" in "+filepath.Base(folder), sess, judge.TermState{})
 	s.terms.mu.Unlock()
-	s.log.Info("node terminal opened", "node", n.Slug, "session", sess.ID(), "folder", folder)
+	s.noteLive(KindTerminalSession, LiveStep{Step: "opened", NodeID: n.ID, Session: sess.ID(), Kind: "terminal"})
 	sess.Settle(ctx, 0, 100*time.Millisecond, 5*time.Second)
 	return TerminalAnswer{Session: sess.ID(), Folder: folder, Screen: s.hide(sess.Tail(0))}, nil
 }
@@ -381,6 +381,9 @@ func (s *Service) keepTermLocked(nodeID, slug, title string, sess *terminal.Sess
 		s.terms.mu.Unlock()
 		s.terminalEnded(t)
 		s.log.Info("node terminal ended", "node", slug, "session", sess.ID(), "exit", sess.ExitCode())
+		if s.life.Err() == nil { // a runtime stopping lets its terminals go on in their hosts
+			s.noteLive(KindTerminalSession, LiveStep{Step: "closed", NodeID: t.nodeID, Session: sess.ID(), Kind: "terminal"})
+		}
 	}()
 }
 
