@@ -11,9 +11,9 @@ import (
 // The ledger of live views and takeovers (spec 002 §8.17): each step by id, kind, mode and
 // reason; never what was typed or shown.
 const (
-	KindLiveView        events.Kind = "node.live_view"         // data: LiveStep: a live card posted or ended
-	KindTakeoverStep    events.Kind = "node.takeover"          // data: LiveStep: a takeover created, switched or ended
-	KindTerminalSession events.Kind = "node.terminal_session"  // data: LiveStep: a node's terminal opened or ended
+	KindLiveView        events.Kind = "node.live_view"        // data: LiveStep: a live card posted or ended
+	KindTakeoverStep    events.Kind = "node.takeover"         // data: LiveStep: a takeover created, switched or ended
+	KindTerminalSession events.Kind = "node.terminal_session" // data: LiveStep: a node's terminal opened or ended
 )
 
 // LiveStep is the data of the live views' events.
