@@ -71,7 +71,8 @@ func terminalToolsFor(t Turn, text string) []string {
 }
 
 type terminalOpenIn struct {
-	Live bool `json:"live,omitempty" jsonschema:"also show it to your owner live, on a card in this chat (as live_view does)"`
+	Live   bool   `json:"live,omitempty" jsonschema:"also show it to your owner live, on a card in this chat (as live_view does)"`
+	Folder string `json:"folder,omitempty" jsonschema:"where it starts; your own folder when left out (another asks your owner once)" check:"maxLength=1000"`
 }
 
 type terminalSendIn struct {
@@ -129,7 +130,7 @@ func terminalToolDefs(def func(name, desc string) tools.Tool) []tools.Tool {
 		tools.Define(def(ToolTerminalOpen, "Open a shell in your own folder on your owner's computer; answers its id and screen. At most 3 open."),
 			tools.Typed[terminalOpenIn]{Run: func(ctx context.Context, tc *tools.ToolContext, in terminalOpenIn) (tools.Result, error) {
 				return run(func(ctx context.Context, c *turnCtx) (TerminalAnswer, error) {
-					a, err := c.s.terminalOpen(ctx, c.node)
+					a, err := c.s.terminalOpenFor(ctx, tc, in.Folder)
 					if err != nil || !in.Live {
 						return a, err
 					}
@@ -296,9 +297,9 @@ func (s *Service) floorFor(folder string) judge.Settings { return s.cfg.Computer
 
 // sandboxed starts a node's shell inside the OS sandbox its commands run in, able to change its
 // own folder only.
-func (s *Service) sandboxed(o terminal.StartOptions) (terminal.StartOptions, error) {
+func (s *Service) sandboxed(o terminal.StartOptions, write []string) (terminal.StartOptions, error) {
 	var err error
-	o.Shell, o.Args, err = s.cfg.Computer.WrapShell(o.Folder, nil, o.Shell, o.Args)
+	o.Shell, o.Args, err = s.cfg.Computer.WrapShell(o.Folder, write, o.Shell, o.Args)
 	o.Drop = computer.DropVar
 	return o, err
 }
@@ -326,9 +327,32 @@ func shellStart(folder string) terminal.StartOptions {
 	return o
 }
 
+// terminalOpenFor opens a terminal in the folder a call names, through the decision order: its
+// own folder goes ahead, another waits on a computer card like any command there.
+func (s *Service) terminalOpenFor(ctx context.Context, tc *tools.ToolContext, folder string) (TerminalAnswer, error) {
+	var a TerminalAnswer
+	_, err := computerDo(ctx, tc, ToolTerminalOpen, func(c *turnCtx, dir string) (computer.Call, error) {
+		return computer.Call{Op: computer.OpRun, Folder: dir, Command: "cd ."}, nil
+	}, folder, func(c *turnCtx, call computer.Call, d computer.Decision) (tools.Result, error) {
+		var err error
+		a, err = s.terminalOpenAt(ctx, c.node, call.Folder, d.Write)
+		return tools.Result{}, err
+	})
+	return a, err
+}
+
+// terminalOpen opens a terminal in the node's own folder.
 func (s *Service) terminalOpen(ctx context.Context, n Node) (TerminalAnswer, error) {
 	folder, err := s.nodeFolder(n)
 	if err != nil {
+		return TerminalAnswer{}, err
+	}
+	return s.terminalOpenAt(ctx, n, folder, nil)
+}
+
+// terminalOpenAt opens a shell in folder, in the OS sandbox with write changeable besides it.
+func (s *Service) terminalOpenAt(ctx context.Context, n Node, folder string, write []string) (TerminalAnswer, error) {
+	if _, err := s.nodeFolder(n); err != nil {
 		return TerminalAnswer{}, err
 	}
 	// Counting and starting under one lock: two opens at once cannot pass the limit together.
@@ -344,7 +368,7 @@ func (s *Service) terminalOpen(ctx context.Context, n Node) (TerminalAnswer, err
 		return TerminalAnswer{}, problem.Conflict("You have %d terminals open, the most you may; close one with terminal_close first.", open)
 	}
 	start := shellStart(folder)
-	o, err := s.sandboxed(start)
+	o, err := s.sandboxed(start, write)
 	if err != nil {
 		s.terms.mu.Unlock()
 		return TerminalAnswer{}, err
@@ -523,7 +547,7 @@ func (s *Service) terminalScreenshot(ctx context.Context, n Node, in terminalSho
 	o := shellStart(folder)
 	o.Args = o.Args[:len(o.Args)-1] // not interactive (no -i): the shell runs the command
 	o.Command = in.Command
-	if o, err = s.sandboxed(o); err != nil {
+	if o, err = s.sandboxed(o, nil); err != nil {
 		return TerminalAnswer{}, err
 	}
 	sess, err := s.cfg.Terminals.Start(o)

@@ -252,3 +252,39 @@ func TestTerminalInATurn(t *testing.T) {
 		t.Fatalf("%d terminals open, want 1", got)
 	}
 }
+
+// A terminal in a folder other than the node's own waits on a computer card, like a command there,
+// and opens there once its owner answers.
+func TestTerminalOpenElsewhereAsks(t *testing.T) {
+	f, n, _ := termFixture(t)
+	other := t.TempDir()
+	yes := true
+	f.model.Script(
+		enginetest.ToolCall(ToolTerminalOpen, map[string]any{"folder": other}).When(enginetest.Match{LastUserContains: "open a terminal"}),
+		enginetest.Say("Opened.").When(enginetest.Match{ToolResult: &yes, LastUserContains: "ts"}),
+	)
+	f.post(n.DMRoomID, "Please open a terminal in that folder.")
+	var card Message
+	f.waitFor("the computer card", func() bool {
+		for _, m := range f.messages(n.DMRoomID) {
+			if m.Kind == KindApproval {
+				card = m
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := f.svc.Answer(context.Background(), card.ID, DecideOnce, "browser"); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor("the reply", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 1 })
+	f.svc.terms.mu.Lock()
+	var folders []string
+	for _, tm := range f.svc.terms.byID {
+		folders = append(folders, tm.sess.Info().Folder)
+	}
+	f.svc.terms.mu.Unlock()
+	if len(folders) != 1 || folders[0] != other {
+		t.Fatalf("terminals open in %v; want one in %s", folders, other)
+	}
+}
