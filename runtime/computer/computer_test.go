@@ -25,7 +25,7 @@ type fixture struct {
 	home string
 }
 
-func newFixture(t *testing.T, o Options) *fixture {
+func newFixture(t testing.TB, o Options) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	data := filepath.Join(root, "data")

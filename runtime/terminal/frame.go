@@ -1,7 +1,6 @@
 package terminal
 
 import (
-	"fmt"
 	"image/color"
 	"strings"
 
@@ -49,7 +48,9 @@ func (s *Session) Frame(hide func(string) string) Frame {
 	f := Frame{Cols: cols, Rows: rows, Cursor: Cursor{X: pos.X, Y: pos.Y}, Title: s.title, Lines: make([][]Run, rows)}
 	for y := range rows {
 		line := []Run{} // an empty row is [], not null, on the wire
-		var text strings.Builder
+		var text, run strings.Builder
+		var cur Run
+		open := false
 		for x := 0; x < cols; x++ {
 			c := s.emu.CellAt(x, y)
 			if c == nil {
@@ -60,14 +61,20 @@ func (s *Session) Frame(hide func(string) string) Frame {
 				t = " "
 			}
 			text.WriteString(t)
-			r := runOf(c.Style)
-			if n := len(line); n > 0 && sameLook(line[n-1], r) {
-				line[n-1].T += t
-			} else {
-				r.T = t
-				line = append(line, r)
+			if r := runOf(c.Style); !open || !sameLook(cur, r) {
+				if open {
+					cur.T = run.String()
+					line = append(line, cur)
+					run.Reset()
+				}
+				cur, open = r, true
 			}
+			run.WriteString(t)
 			x += max(c.Width, 1) - 1
+		}
+		if open {
+			cur.T = run.String()
+			line = append(line, cur)
 		}
 		line = trimBlanks(line)
 		if hide != nil {
@@ -134,5 +141,10 @@ func hexOrEmpty(c color.Color) string {
 
 func hexOf(c color.Color) string {
 	r, g, b, _ := c.RGBA()
-	return fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
+	const digits = "0123456789abcdef"
+	out := [7]byte{'#'}
+	for i, v := range [3]uint32{r >> 8, g >> 8, b >> 8} {
+		out[1+2*i], out[2+2*i] = digits[v>>4&0xf], digits[v&0xf]
+	}
+	return string(out[:])
 }
