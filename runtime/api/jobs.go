@@ -2,12 +2,11 @@ package api
 
 import (
 	"context"
-	"io"
 	"mime"
 	"net/http"
+	"os"
 	"path"
 	"strings"
-	"time"
 
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/problem"
@@ -136,19 +135,19 @@ func (s *Server) jobEvidence(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "There is no such evidence in this run.")
 		return
 	}
+	s.serveEvidence(w, r, name, f)
+}
+
+// serveEvidence sends a file a run or a node brought in, as its own type only where that type is
+// harmless to show (pictures, plain text, PDF), else as an attachment; with nosniff and a sandbox
+// CSP, so nothing in it can run in the runtime's origin.
+func (s *Server) serveEvidence(w http.ResponseWriter, r *http.Request, name string, f *os.File) {
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	serveEvidence(w, r, name, st.ModTime(), f)
-}
-
-// serveEvidence sends a file a run or a node brought in, as its own type only where that type is
-// harmless to show (pictures, plain text, PDF), else as an attachment; with nosniff and a sandbox
-// CSP, so nothing in it can run in the runtime's origin.
-func serveEvidence(w http.ResponseWriter, r *http.Request, name string, mod time.Time, f io.ReadSeeker) {
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox")
@@ -161,5 +160,5 @@ func serveEvidence(w http.ResponseWriter, r *http.Request, name string, mod time
 		h.Set("Content-Type", "application/octet-stream")
 		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
 	}
-	http.ServeContent(w, r, "", mod, f)
+	http.ServeContent(w, r, "", st.ModTime(), f)
 }

@@ -515,11 +515,5 @@ func (s *Server) sharedFile(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	serveEvidence(w, r, sh.Name, st.ModTime(), f)
+	s.serveEvidence(w, r, sh.Name, f)
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/ensemblework/ensemble/runtime/secrets"
@@ -69,15 +68,8 @@ func (s *Server) answerSecretCard(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, "This card was already answered.")
 		return
 	}
-	kid := s.opts.Secrets.SealKey().Kid
-	v, err := s.opts.Secrets.Open(r.Context(), *in.Sealed, secrets.Expect{DeviceID: kid, DecisionID: id, Name: c.Secret.Name, Origins: []string{origin}})
-	var se *secrets.SealError
-	if errors.As(err, &se) {
-		writeSealError(w, se.Code, se.Msg)
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	v, ok := s.openSealed(w, r, *in.Sealed, secrets.Expect{DecisionID: id, Name: c.Secret.Name, Origins: []string{origin}})
+	if !ok {
 		return
 	}
 	allow := in.Allow

@@ -49,16 +49,8 @@ func (s *Server) setSealedSecret(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, p)
 		return
 	}
-	kid := s.opts.Secrets.SealKey().Kid
-	v, err := s.opts.Secrets.Open(r.Context(), *in.Sealed, secrets.Expect{
-		DeviceID: kid, DecisionID: in.DecisionID, Name: name, Origins: []string{origin}})
-	var se *secrets.SealError
-	if errors.As(err, &se) {
-		writeSealError(w, se.Code, se.Msg)
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	v, ok := s.openSealed(w, r, *in.Sealed, secrets.Expect{DecisionID: in.DecisionID, Name: name, Origins: []string{origin}})
+	if !ok {
 		return
 	}
 	allow := v.Allow
@@ -70,6 +62,23 @@ func (s *Server) setSealedSecret(w http.ResponseWriter, r *http.Request) {
 		allow = in.Allow
 	}
 	s.secretAnswer(w, r, s.opts.Secrets.Set(r.Context(), name, secrets.Run, v.Value, allow))
+}
+
+// openSealed opens a box sealed for this computer, bound to this computer's key as its device id
+// and to what expect names; a refusal is answered with its code and sentence, and ok is false.
+func (s *Server) openSealed(w http.ResponseWriter, r *http.Request, b secrets.Box, expect secrets.Expect) (secrets.Sealed, bool) {
+	expect.DeviceID = s.opts.Secrets.SealKey().Kid
+	v, err := s.opts.Secrets.Open(r.Context(), b, expect)
+	var se *secrets.SealError
+	switch {
+	case errors.As(err, &se):
+		writeSealError(w, se.Code, se.Msg)
+		return secrets.Sealed{}, false
+	case err != nil:
+		s.fail(w, r, err)
+		return secrets.Sealed{}, false
+	}
+	return v, true
 }
 
 func writeSealError(w http.ResponseWriter, code, msg string) {

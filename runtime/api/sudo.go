@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/ensemblework/ensemble/runtime/secrets"
@@ -78,16 +77,8 @@ func (s *Server) answerSudo(w http.ResponseWriter, r *http.Request) {
 		writeSealError(w, "seal_origin", "The request has no Origin; type the password in Ensemble's own page.")
 		return
 	}
-	kid := s.opts.Secrets.SealKey().Kid
-	v, err := s.opts.Secrets.Open(r.Context(), *in.Sealed, secrets.Expect{DeviceID: kid, DecisionID: id, Name: c.Sudo.Hash,
-		Origins: []string{origin}, Purpose: "sudo"})
-	var se *secrets.SealError
-	if errors.As(err, &se) {
-		writeSealError(w, se.Code, se.Msg)
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	v, ok := s.openSealed(w, r, *in.Sealed, secrets.Expect{DecisionID: id, Name: c.Sudo.Hash, Origins: []string{origin}, Purpose: "sudo"})
+	if !ok {
 		return
 	}
 	m, err := s.opts.Nodes.AnswerSudo(r.Context(), id, []byte(v.Value), by)

@@ -151,7 +151,11 @@ func (m *Manager) List() []Info {
 }
 
 // Close ends every session and refuses new ones.
-func (m *Manager) Close() {
+func (m *Manager) Close() { m.endAll(func(s *Session) { s.Close() }) }
+
+// endAll refuses new sessions and ends each open one with end, all at once, returning when every
+// end has.
+func (m *Manager) endAll(end func(*Session)) {
 	m.mu.Lock()
 	m.closed = true
 	list := make([]*Session, 0, len(m.sessions))
@@ -161,7 +165,7 @@ func (m *Manager) Close() {
 	m.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range list {
-		wg.Go(func() { s.Close() })
+		wg.Go(func() { end(s) })
 	}
 	wg.Wait()
 }

@@ -2,7 +2,6 @@ package terminal
 
 import (
 	"errors"
-	"sync"
 )
 
 // detacher is a process that can be let go of without ending it: a shell in a terminal host.
@@ -61,23 +60,12 @@ func (m *Manager) Reattach() []*Session {
 // without this Manager, for the next one's Reattach; one on a PTY of this process's own ends, as
 // in Close. It returns once every session here has ended.
 func (m *Manager) Detach() {
-	m.mu.Lock()
-	m.closed = true
-	list := make([]*Session, 0, len(m.sessions))
-	for _, s := range m.sessions {
-		list = append(list, s)
-	}
-	m.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, s := range list {
-		wg.Go(func() {
-			if d, ok := s.proc.(detacher); ok {
-				d.detach()
-				<-s.done
-				return
-			}
-			s.Close()
-		})
-	}
-	wg.Wait()
+	m.endAll(func(s *Session) {
+		if d, ok := s.proc.(detacher); ok {
+			d.detach()
+			<-s.done
+			return
+		}
+		s.Close()
+	})
 }
