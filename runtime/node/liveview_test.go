@@ -210,3 +210,25 @@ func TestLiveTakeoverControl(t *testing.T) {
 		t.Fatalf("after stop: controlled %v, %+v", term.controlled() != nil, view.Info())
 	}
 }
+
+// A terminal its host kept through a restart comes back without its live card; watching the card
+// links them again instead of ending it.
+func TestLiveCardAfterRestart(t *testing.T) {
+	f, n, _ := termFixture(t)
+	ctx := context.Background()
+	s := f.svc
+	a, err := s.terminalOpen(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	term, _ := s.term(n, a.Session)
+	live, err := s.postLive(ctx, Turn{NodeID: n.ID, RoomID: n.DMRoomID, ByOwner: true}, n, term)
+	if err != nil {
+		t.Fatal(err)
+	}
+	term.setLiveCard("") // as AdoptTerminals leaves a terminal taken back after a restart
+	to, err := s.OpenTakeover(ctx, live.MessageID)
+	if err != nil || to.Session != a.Session || term.liveCard() != live.MessageID {
+		t.Fatalf("OpenTakeover = %+v, %v; card %q", to, err, term.liveCard())
+	}
+}

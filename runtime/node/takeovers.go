@@ -99,8 +99,16 @@ func (s *Service) OpenTakeover(ctx context.Context, liveCardID string) (Takeover
 	s.terms.mu.Lock()
 	t := s.terms.byID[c.Session]
 	s.terms.mu.Unlock()
+	if t != nil && t.nodeID == m.NodeID {
+		// A terminal its host kept through a restart comes back without its card: this is it.
+		t.liveMu.Lock()
+		if t.liveCard() == "" {
+			t.setLiveCard(m.ID)
+		}
+		t.liveMu.Unlock()
+	}
 	if t == nil || t.liveCard() != m.ID {
-		// Gone since (a restart ends every terminal): the card says so from now on.
+		// Gone since (its shell ended while Ensemble was stopped): the card says so from now on.
 		if err := s.endLiveCard(ctx, m.ID, "", LiveClosed); err != nil {
 			return Takeover{}, err
 		}

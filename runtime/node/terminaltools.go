@@ -476,6 +476,10 @@ func (s *Service) terminalSend(ctx context.Context, n Node, in terminalSendIn) (
 			}
 		}
 	}
+	for _, line := range v.State.Done[min(len(st.Done), len(v.State.Done)):] {
+		// Ledgered by its program only, never the line (spec 002 §8.17: node.tool.terminal_line).
+		s.emitComputer(ctx, n.ID, ComputerTool{NodeID: n.ID, Tool: "terminal_line", Folder: folder, Program: programOf(line), Rung: string(computer.RungOwn)})
+	}
 	t.state = v.State
 	wait := time.Second
 	if enter {

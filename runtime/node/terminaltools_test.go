@@ -164,6 +164,12 @@ func TestNodeTerminal(t *testing.T) {
 	if _, err := s.terminalRead(n, terminalReadIn{Session: id}); err == nil {
 		t.Fatal("a closed terminal still reads")
 	}
+	var lines, leaked int
+	f.st.Reader().QueryRow("SELECT count(*) FROM events WHERE kind = ? AND json_extract(data, '$.tool') = 'terminal_line' AND json_extract(data, '$.program') = 'echo'", string(KindComputerTool)).Scan(&lines)
+	f.st.Reader().QueryRow("SELECT count(*) FROM events WHERE kind = ? AND data LIKE '%hi%' AND json_extract(data, '$.tool') = 'terminal_line'", string(KindComputerTool)).Scan(&leaked)
+	if lines == 0 || leaked != 0 {
+		t.Errorf("%d terminal lines of echo in the ledger, %d with what was typed; want some, and none", lines, leaked)
+	}
 }
 
 func TestNodeTerminalScreenshot(t *testing.T) {
