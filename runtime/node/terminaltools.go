@@ -165,7 +165,17 @@ func terminalToolDefs(def func(name, desc string) tools.Tool) []tools.Tool {
 		tools.Define(def(ToolTerminalScreenshot, "Run a command in a terminal (120×32) for some seconds, type keys if given, and keep a PNG of its screen in your folder with its text: htop, top, a build."),
 			tools.Typed[terminalShotIn]{Run: func(ctx context.Context, tc *tools.ToolContext, in terminalShotIn) (tools.Result, error) {
 				return run(func(ctx context.Context, c *turnCtx) (TerminalAnswer, error) {
-					return c.s.terminalScreenshot(ctx, c.node, in)
+					a, err := c.s.terminalScreenshot(ctx, c.node, in)
+					if err != nil || a.Image == "" || c.s.cfg.Computer == nil {
+						return a, err
+					}
+					// The picture shows with the node's reply, kept as its evidence (spec 002 §8.14).
+					if _, err := c.s.shareFile(ctx, c, a.Image, "Terminal: "+oneLine(in.Command, 120)); err != nil {
+						a.Note = strings.TrimSpace(a.Note + " The picture could not be shown in the chat: " + err.Error())
+					} else {
+						a.Note = strings.TrimSpace(a.Note + " The picture is shown to your owner in the chat.")
+					}
+					return a, nil
 				})(ctx, tc)
 			}}),
 	}

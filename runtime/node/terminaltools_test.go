@@ -5,7 +5,9 @@ package node
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"image/png"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -292,5 +294,42 @@ func TestTerminalOpenElsewhereAsks(t *testing.T) {
 	f.svc.terms.mu.Unlock()
 	if len(folders) != 1 || folders[0] != other {
 		t.Fatalf("terminals open in %v; want one in %s", folders, other)
+	}
+}
+
+// A terminal screenshot a node takes in its turn shows in the chat as a picture it shared.
+func TestTerminalScreenshotInTheChat(t *testing.T) {
+	f, n, _ := termFixture(t)
+	yes := true
+	f.model.Script(
+		enginetest.ToolCall(ToolTerminalScreenshot, map[string]any{"command": "top -b -n 1 | head -n 25", "seconds": 2}).When(enginetest.Match{LastUserContains: "screenshot of top"}),
+		enginetest.Say("Here it is.").When(enginetest.Match{ToolResult: &yes, LastUserContains: "shown to your owner"}),
+	)
+	f.post(n.DMRoomID, "Take a screenshot of top for me.")
+	f.waitFor("the reply", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 2 })
+	var shot FileData
+	var id string
+	for _, m := range f.messages(n.DMRoomID) {
+		var d FileData
+		if json.Unmarshal(m.Data, &d) == nil && d.Type == "file" {
+			shot, id = d, m.ID
+		}
+	}
+	if len(shot.Files) != 1 || shot.Files[0].Type != "image/png" {
+		t.Fatalf("the chat's picture: %+v", shot)
+	}
+	r, _, err := f.svc.SharedFile(context.Background(), id, shot.Files[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	img, err := png.Decode(r)
+	if err != nil || img.Bounds().Dx() < 400 {
+		t.Fatalf("the picture: %v, %v", img.Bounds(), err)
+	}
+	if out := os.Getenv("ENSEMBLE_TERMINAL_PNG"); out != "" {
+		r.Seek(0, 0)
+		b, _ := io.ReadAll(r)
+		os.WriteFile(out, b, 0o644)
 	}
 }
