@@ -28,7 +28,8 @@ running runtime, found through api.json in the data folder.
   pause    stop what a node is doing; it answers nothing until resumed
   resume   let a paused node answer again
   delete   a node with its DM, its turns and its memory (a crew it is in stays)
-  card     answer a node's card: approve or discard`,
+  card     answer a node's card: approve or discard
+  answers  the folders and addresses you let a node use on this computer; --revoke one`,
 		Example: `  ensemble nodes list
   ensemble nodes create --name Ada --handle ada --role researcher
   ensemble nodes show @ada
@@ -39,7 +40,7 @@ running runtime, found through api.json in the data folder.
 	}
 	cmd.AddCommand(newNodesListCmd(g), newNodesCreateCmd(g), newNodesShowCmd(g),
 		newNodesStatusCmd(g, "pause", node.StatusPaused), newNodesStatusCmd(g, "resume", node.StatusActive),
-		newNodesDeleteCmd(g), newNodesCardCmd(g))
+		newNodesDeleteCmd(g), newNodesCardCmd(g), newNodesAnswersCmd(g))
 	cmd.SetFlagErrorFunc(flagError)
 	return cmd
 }
@@ -251,15 +252,21 @@ memory. The crews it was in stay, without it. This cannot be undone.`,
 
 func newNodesCardCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "card ID approve|discard",
+		Use:   "card ID approve|discard|once|mission|always",
 		Short: "Answer a node's card",
 		Long: `Answer a card a node put in a chat (what ` + "`ensemble dm`" + ` prints with its id): approve does
-what it holds, discard drops it. A card is answered once; a second answer says how it was settled.`,
-		Example: `  ensemble nodes card msg_0123456789abcdef approve`,
-		Args:    usageArgs(2),
+what it holds, discard drops it. A computer card (a command in another folder, a local address)
+also takes once, mission (for the plan or conversation it came from) or always; approve is once.
+A card is answered once; a second answer says how it was settled. A sudo card's password and a
+secret card's value are typed on the card in the window or on the phone, never here.`,
+		Example: `  ensemble nodes card msg_0123456789abcdef approve
+  ensemble nodes card msg_0123456789abcdef always`,
+		Args: usageArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[1] != node.Approve && args[1] != node.Discard {
-				return fmt.Errorf("Answer a card with approve or discard, not %q.", args[1])
+			switch args[1] {
+			case node.Approve, node.Discard, node.DecideOnce, node.DecideMission, node.DecideAlways:
+			default:
+				return fmt.Errorf("Answer a card with approve or discard (once, mission or always for a computer card), not %q.", args[1])
 			}
 			c, err := connect(cmd.Context(), g)
 			if err != nil {

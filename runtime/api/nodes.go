@@ -18,6 +18,7 @@ import (
 //	GET    /api/node/nodes/{id}                      PATCH node.NodeChange, DELETE; id or handle
 //	GET    /api/node/nodes/{id}/memory               POST {content} → 201
 //	DELETE /api/node/nodes/{id}/memory/{memoryId}
+//	GET    /api/node/nodes/{id}/computer-answers     the folders and addresses kept for its computer cards; DELETE …/{answerId}
 //	POST   /api/node/nodes/{id}/promote              keeps a helper as a lasting node, with its own DM
 //	GET    /api/node/nodes/{id}/turns                [limit]
 //	POST   /api/node/crews                           {title, nodeIds, leadNodeId?} → 201 the room
@@ -67,6 +68,8 @@ func (s *Server) mountNodes(api func(string, http.HandlerFunc)) {
 	api("POST /api/node/nodes/{id}/memory", s.rememberNode)
 	api("DELETE /api/node/nodes/{id}/memory/{memoryId}", s.forgetNode)
 	api("POST /api/node/nodes/{id}/promote", s.promoteHelper)
+	api("GET /api/node/nodes/{id}/computer-answers", s.computerAnswers)
+	api("DELETE /api/node/nodes/{id}/computer-answers/{answerId}", s.revokeComputerAnswer)
 	api("GET /api/node/nodes/{id}/turns", s.nodeTurns)
 	api("POST /api/node/crews", s.createCrew)
 	api("GET /api/node/rooms", s.listRooms)
@@ -516,4 +519,14 @@ func (s *Server) sharedFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveEvidence(w, r, sh.Name, f)
+}
+
+func (s *Server) computerAnswers(w http.ResponseWriter, r *http.Request) {
+	list, err := s.opts.Nodes.ComputerAnswers(r.Context(), r.PathValue("id"))
+	s.answer(w, r, http.StatusOK, map[string]any{"answers": list}, err)
+}
+
+func (s *Server) revokeComputerAnswer(w http.ResponseWriter, r *http.Request) {
+	err := s.opts.Nodes.RevokeComputerAnswer(r.Context(), r.PathValue("id"), r.PathValue("answerId"))
+	s.answer(w, r, http.StatusNoContent, nil, err)
 }

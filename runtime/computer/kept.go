@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/store"
@@ -76,5 +77,53 @@ func (a Answers) Forget(ctx context.Context, nodeID, mission string) error {
 		}
 		_, err := tx.ExecContext(ctx, q, args...)
 		return err
+	})
+}
+
+// Answer is one answer kept for a node.
+type Answer struct {
+	ID        string    `json:"id"`
+	NodeID    string    `json:"nodeId"`
+	Scope     Scope     `json:"scope"`
+	Keep      string    `json:"keep"` // mission or always
+	Mission   string    `json:"mission,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// List is every answer kept for the node, newest first.
+func (a Answers) List(ctx context.Context, nodeID string) ([]Answer, error) {
+	rows, err := a.Store.Reader().QueryContext(ctx, `SELECT id, node_id, scope_kind, scope, keep, mission, created_at FROM computer_answers
+		WHERE node_id = ? ORDER BY created_at DESC, id`, nodeID)
+	if err != nil {
+		return nil, fmt.Errorf("computer: list kept answers: %w", err)
+	}
+	defer rows.Close()
+	out := []Answer{}
+	for rows.Next() {
+		var v Answer
+		var at string
+		if err := rows.Scan(&v.ID, &v.NodeID, &v.Scope.Kind, &v.Scope.Value, &v.Keep, &v.Mission, &at); err != nil {
+			return nil, fmt.Errorf("computer: list kept answers: %w", err)
+		}
+		v.CreatedAt, _ = store.ParseTime(at)
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// ErrNoAnswer is a kept answer that is not there.
+var ErrNoAnswer = errors.New("computer: no such kept answer")
+
+// Revoke drops one of the node's kept answers: its next call there asks again.
+func (a Answers) Revoke(ctx context.Context, nodeID, id string) error {
+	return a.Writer.Exec(ctx, func(tx *ledger.Tx) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM computer_answers WHERE id = ? AND node_id = ?", id, nodeID)
+		if err != nil {
+			return fmt.Errorf("computer: revoke a kept answer: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNoAnswer
+		}
+		return nil
 	})
 }

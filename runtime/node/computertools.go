@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -293,7 +294,14 @@ func (s *Service) computerFolder(c *turnCtx, folder string) (string, error) {
 	if strings.TrimSpace(folder) == "" || folder == "." {
 		return own, nil
 	}
-	return computer.Path(own, folder)
+	dir, err := computer.Path(own, folder)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("There is no folder %s on this computer.", dir)
+	}
+	return dir, nil
 }
 
 // computerPolicy is the decision order's policy for the node now: its kept answers for this

@@ -103,6 +103,20 @@ func TestComputerRunDecisionOrder(t *testing.T) {
 		t.Fatalf("%d cards; the Always answer should have held after the restart", cards)
 	}
 
+	kept, err := f.svc.ComputerAnswers(context.Background(), n.Slug)
+	if err != nil || len(kept) != 1 || kept[0].Keep != computer.KeepAlways || kept[0].Scope.Value != code {
+		t.Fatalf("kept answers: %+v, %v", kept, err)
+	}
+	if err := f.svc.RevokeComputerAnswer(context.Background(), n.Slug, kept[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if kept, _ := f.svc.ComputerAnswers(context.Background(), n.Slug); len(kept) != 0 {
+		t.Fatalf("after revoking: %+v", kept)
+	}
+	if err := f.svc.RevokeComputerAnswer(context.Background(), n.Slug, kept[0].ID); err == nil {
+		t.Fatal("an answer was revoked twice")
+	}
+
 	f.post(n.DMRoomID, "Then run a command to wipe my home folder.")
 	f.waitFor("the refusal", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 5 })
 	if _, err := os.Stat(code); err != nil {
