@@ -96,6 +96,13 @@ func TestNodeUIComputerCards(t *testing.T) {
 		t.Fatalf("the secret saved from the page: %q, %v", v, err)
 	}
 	screenshot(t, ctx, "node-computer-cards-answered-1280.png", 1280)
+
+	// What the node may use is in its settings, and taken back from there.
+	press(t, ctx, `.node-settings-open`)
+	waitFor(t, ctx, "the kept answer in the node's settings", `document.querySelector('#node-kept li')?.textContent.includes('/home/me/code/shop')`)
+	screenshot(t, ctx, "node-kept-answers-1280.png", 1280)
+	press(t, ctx, `#node-kept li .btn`)
+	waitFor(t, ctx, "the answer taken back", `!document.querySelector('#node-kept li') && document.querySelector('.node-kept')?.textContent.includes('asks you first')`)
 }
 
 // tinyPNG is a small picture, as a node's screenshot would be.

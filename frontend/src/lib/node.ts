@@ -123,6 +123,16 @@ export interface SharedFile {
   leftOut?: string[];
 }
 
+/** A folder or an address the owner let a node use on this computer (runtime/computer/kept.go). */
+export interface KeptAnswer {
+  id: string;
+  nodeId: string;
+  scope: { kind: 'folder' | 'address' | string; value: string };
+  keep: 'mission' | 'always' | string;
+  mission?: string;
+  createdAt: string;
+}
+
 /** A sudo card's command (runtime/node/sudo.go). */
 export interface SudoAsk {
   command: string;
@@ -249,6 +259,9 @@ export const nodeApi = {
   read: (roomId: string, seq: number) => request<unknown>('POST', `/api/node/rooms/${enc(roomId)}/read`, { seq }),
   stop: (roomId: string, scope: 'room' | 'all' = 'room') => request<unknown>('POST', `/api/node/rooms/${enc(roomId)}/stop`, { scope }),
   message: (id: string) => request<Message>('GET', `/api/node/messages/${enc(id)}`),
+  computerAnswers: (id: string) =>
+    request<{ answers: KeptAnswer[] | null }>('GET', `/api/node/nodes/${enc(id)}/computer-answers`).then((r) => r.answers ?? []),
+  revokeComputerAnswer: (id: string, answerId: string) => request<unknown>('DELETE', `/api/node/nodes/${enc(id)}/computer-answers/${enc(answerId)}`),
   answer: (messageId: string, decision: CardDecision) =>
     request<Message>('POST', `/api/node/approvals/${enc(messageId)}`, { decision }),
 };
