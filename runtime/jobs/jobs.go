@@ -430,6 +430,7 @@ func (s *Service) Assign(ctx context.Context, req AssignRequest) (Job, error) {
 	if req.Actor.Kind == "" {
 		req.Actor = ledger.Actor{Kind: ledger.Person}
 	}
+	set.SecretsNamed = req.Actor.Kind == ledger.Node
 	job := Job{ID: id, TaskID: req.TaskID, Agent: req.Agent, Brief: req.Brief, Status: Queued, Settings: set,
 		FolderKind: plan.kind, Folder: plan.folder, WorkDir: plan.dir, Branch: plan.branch, ResourceKey: plan.key,
 		Continues: earlier.ID, Resume: earlier.SessionID}
@@ -566,10 +567,10 @@ func insertJob(t *ledger.Tx, j *Job) error {
 	}
 	st := j.Settings
 	_, err = t.ExecContext(ctx, `INSERT INTO job_settings (job_id, mode, trusted, sandbox, outside, git,
-		ask_before_commit, internet, max_minutes, max_turns, model, effort, context_tier, fast, secrets)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ask_before_commit, internet, max_minutes, max_turns, model, effort, context_tier, fast, secrets, secrets_named)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		j.ID, string(st.Mode), st.Trusted, st.Sandbox, string(st.Outside), string(st.Git), st.AskBeforeCommit,
-		st.Internet, st.MaxMinutes, st.MaxTurns, st.Model, st.Effort, st.ContextTier, st.Fast, namesJSON(st.Secrets))
+		st.Internet, st.MaxMinutes, st.MaxTurns, st.Model, st.Effort, st.ContextTier, st.Fast, namesJSON(st.Secrets), st.SecretsNamed)
 	if err != nil {
 		return fmt.Errorf("jobs: insert settings of %s: %w", j.ID, err)
 	}
@@ -580,7 +581,7 @@ func insertJob(t *ledger.Tx, j *Job) error {
 const jobColumns = `j.id, j.task_id, j.agent, j.brief, j.status, j.folder_kind, j.folder, j.work_dir, j.branch,
 	j.resource_key, j.session_id, j.continues, j.resume, j.model, j.summary, j.report, j.base_commit, j.changes, j.error, j.usage, j.turns, j.steps, j.attempts, j.kept, j.observed,
 	j.created_at, j.started_at, j.ended_at, j.updated_at, s.mode, s.trusted, s.sandbox, s.outside, s.git,
-	s.ask_before_commit, s.internet, s.max_minutes, s.max_turns, s.model, s.effort, s.context_tier, s.fast, s.secrets`
+	s.ask_before_commit, s.internet, s.max_minutes, s.max_turns, s.model, s.effort, s.context_tier, s.fast, s.secrets, s.secrets_named`
 
 const jobFrom = ` FROM jobs j JOIN job_settings s ON s.job_id = j.id `
 
@@ -602,7 +603,7 @@ func scanJob(r scanner) (Job, error) {
 		&j.ResourceKey, &j.SessionID, &j.Continues, &j.Resume, &j.Model, &j.Summary, &report, &j.BaseCommit, &changes, &j.Error, &usage, &j.Turns, &j.Steps, &j.Attempts, &kept, &observed,
 		&created, &started, &ended, &updated, &mode, &j.Settings.Trusted, &j.Settings.Sandbox, &outside, &git,
 		&j.Settings.AskBeforeCommit, &j.Settings.Internet, &j.Settings.MaxMinutes, &j.Settings.MaxTurns,
-		&j.Settings.Model, &j.Settings.Effort, &j.Settings.ContextTier, &j.Settings.Fast, &secretNames)
+		&j.Settings.Model, &j.Settings.Effort, &j.Settings.ContextTier, &j.Settings.Fast, &secretNames, &j.Settings.SecretsNamed)
 	if err != nil {
 		return Job{}, err
 	}

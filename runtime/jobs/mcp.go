@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,6 +148,12 @@ func (r *run) mcp() *mcp.Server {
 				if !r.job.Settings.Internet {
 					return toolRefusal(fmt.Errorf("this run's internet is off, so it sends no request with a secret")), nil, nil
 				}
+				if ok, names, err := r.mayUseSecret(ctx, in.Ref); err != nil || !ok {
+					if err == nil {
+						err = fmt.Errorf("this run may use only the secrets it was given (%s), and %s is not one of them", cmp.Or(strings.Join(names, ", "), "none"), in.Ref)
+					}
+					return toolRefusal(err), nil, nil
+				}
 				a, err := r.s.opts.SecretHTTP(ctx, in, "run "+r.job.ID)
 				if err != nil {
 					return toolRefusal(err), nil, nil
@@ -228,3 +236,20 @@ func toolRefusal(err error) *mcp.CallToolResult {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// mayUseSecret reports whether the run may send the secret name by reference (secret_http): the
+// same scope as its environment decides (spec 002 §8.7.5). names are the ones it may use, when it
+// is limited to some.
+func (r *run) mayUseSecret(ctx context.Context, name string) (bool, []string, error) {
+	if r.job.Settings.SecretsNamed {
+		return slices.Contains(r.job.Settings.Secrets, name), r.job.Settings.Secrets, nil
+	}
+	if r.s.opts.Secrets == nil {
+		return true, nil, nil
+	}
+	g, err := r.s.opts.Secrets.ForRun(ctx, r.job.Settings.Secrets)
+	if err != nil {
+		return false, nil, err
+	}
+	return g.Allows(name), g.Names, nil
+}

@@ -45,6 +45,9 @@ func (r *run) secretsEnv() (map[string]string, string, error) {
 	if r.s.opts.Secrets == nil {
 		return nil, "", nil
 	}
+	if r.job.Settings.SecretsNamed && len(r.job.Settings.Secrets) == 0 {
+		return nil, "", nil // a node's run carries no secret unless it names one
+	}
 	g, err := r.s.opts.Secrets.ForRun(r.ctx, r.job.Settings.Secrets)
 	if err != nil {
 		return nil, "", err

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"github.com/ensemblework/ensemble/runtime/ledger"
 	"strings"
 	"testing"
 
@@ -142,4 +143,32 @@ func keysOf(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// A node's run gets only the secrets it names, none by default, whatever the computer's mode; and
+// it sends none by reference either.
+func TestRunSecretsNodeRunNamesNone(t *testing.T) {
+	started := make(chan engines.Spec, 1)
+	e := newEnv(t, []step{{do: func(s engines.Spec) { started <- s }}})
+	sec, err := secrets.New(context.Background(), secrets.Options{DataDir: t.TempDir(), Store: e.st, Writer: e.w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sec.Set(ctx, "ENV_ONE", secrets.Run, "value-one-123456", nil)
+	e.svc = New(Options{Store: e.st, Writer: e.w, Records: e.rec, Drivers: map[string]engines.Driver{"fake": e.driver},
+		Asker: e.asker, DataDir: e.data, Home: "/home/nobody", Timing: e.timing, Secrets: sec})
+	if err := e.svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	j := e.assign(AssignRequest{Folder: e.folder, Actor: ledger.Actor{Kind: ledger.Node, ID: "nd_1"}})
+	spec := <-started
+	if len(spec.CommandEnv) != 0 {
+		t.Errorf("a node's run got %v", keysOf(spec.CommandEnv))
+	}
+	e.waitEnded(j.ID, Done)
+	got, err := e.svc.Get(ctx, j.ID)
+	if err != nil || !got.Settings.SecretsNamed {
+		t.Fatalf("the run's settings after a read: %+v, %v", got.Settings, err)
+	}
 }

@@ -30,6 +30,9 @@ type Settings struct {
 	// Secrets names the saved secrets the run gets (spec 002 §8.7.5); none leaves it to the
 	// computer's mode (ensemble secrets mode).
 	Secrets []string `json:"secrets,omitempty"`
+	// SecretsNamed: the run gets only Secrets, even none, whatever the computer's mode (a node's
+	// run: spec 002 §8.7.5). Set by who assigns it, never by a request.
+	SecretsNamed bool `json:"secretsNamed,omitempty"`
 }
 
 // DefaultSettings are what a run gets for what its request leaves out: Ask mode, the sandbox and

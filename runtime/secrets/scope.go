@@ -19,6 +19,7 @@ type Scope struct {
 	Env     []string // names put in the run's environment, in order
 	Git     []Secret // secrets git signs in with, each to its allowed origins
 	Named   bool     // the run's secrets were chosen by name (the run's own or the computer's)
+	Names   []string // those names, when Named: the only secrets the run may use at all
 	Missing []string // names chosen that are not saved on this computer
 }
 
@@ -40,6 +41,7 @@ func ScopeFor(list []Secret, rs RunSettings, runNames []string) Scope {
 		}
 		return sc
 	}
+	sc.Names = slices.Clone(names)
 	for _, n := range names {
 		i := slices.IndexFunc(list, func(s Secret) bool { return s.Kind == Run && s.Name == n })
 		if i < 0 {
@@ -85,6 +87,10 @@ func (s *Store) ForRun(ctx context.Context, runNames []string) (Grant, error) {
 	}
 	return g, nil
 }
+
+// Allows reports whether the scope lets a run use the secret name by reference (secret_http): a
+// run whose secrets were chosen by name uses only those; any other, every saved one.
+func (sc Scope) Allows(name string) bool { return !sc.Named || slices.Contains(sc.Names, name) }
 
 // ForCommand is the values of the secrets a node named for one command's environment: each must be
 // saved here as a run secret for the environment. Each use is ledgered, never the value.

@@ -203,3 +203,24 @@ func TestForCommand(t *testing.T) {
 		t.Fatalf("%d uses ledgered; want 1, without the value", used)
 	}
 }
+
+// A run whose secrets were chosen by name may send only those by reference; any other, every one.
+func TestScopeAllows(t *testing.T) {
+	list := []Secret{{Name: "STRIPE_API_KEY", Kind: Run, Allow: []string{"https://api.stripe.com"}}, {Name: "DEPLOY_TOKEN", Kind: Run, Use: Use{Env: true}}}
+	for _, tt := range []struct {
+		rs    RunSettings
+		names []string
+		ref   string
+		want  bool
+	}{
+		{RunSettings{Mode: ModeAll}, nil, "STRIPE_API_KEY", true},
+		{RunSettings{Mode: ModeAll}, []string{"DEPLOY_TOKEN"}, "STRIPE_API_KEY", false},
+		{RunSettings{Mode: ModeAll}, []string{"STRIPE_API_KEY"}, "STRIPE_API_KEY", true},
+		{RunSettings{Mode: ModeNamed}, nil, "STRIPE_API_KEY", false},
+		{RunSettings{Mode: ModeNamed, Names: []string{"STRIPE_API_KEY"}}, nil, "STRIPE_API_KEY", true},
+	} {
+		if got := ScopeFor(list, tt.rs, tt.names).Allows(tt.ref); got != tt.want {
+			t.Errorf("mode %s, run names %v: Allows(%s) = %v; want %v", tt.rs.Mode, tt.names, tt.ref, got, tt.want)
+		}
+	}
+}
