@@ -108,6 +108,7 @@ func (s *Service) dispatchStep(ctx context.Context, e effect) (bool, error) {
 		Within: func(t *ledger.Tx, j jobs.Job) error {
 			return s.recordAttemptRunTx(t, e, m.ID, st.ID, a.N, j.ID, false)
 		}}
+	s.withSavedSecrets(ctx, &req, m.RoomID)
 	if a.Reason != "start" {
 		req.Continue = lastJob(st)
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/secrets"
 	"github.com/ensemblework/ensemble/runtime/tools"
@@ -82,4 +84,35 @@ func (s *Service) AnswerSecret(ctx context.Context, messageID, by string, allow 
 		}
 		return fmt.Sprintf("Your owner saved %s on their computer, for %s. Use it with secret_http as {{%s}}; you never see its value.", c.Secret.Name, where, c.Secret.Name), nil
 	})
+}
+
+// savedSecretsIn are the names its owner saved through the secret cards of a room: what a node's
+// run there carries (spec 002 §8.7.5), a node's run getting no other secret.
+func (s *Service) savedSecretsIn(ctx context.Context, roomID string) []string {
+	names, _ := queryAll(ctx, s.cfg.Store.Reader(), "read the room's saved secrets",
+		`SELECT DISTINCT json_extract(data, '$.secret.name') FROM node_messages WHERE room_id = ? AND kind = 'approval'
+			AND json_extract(data, '$.type') = 'secret' AND json_extract(data, '$.secret.saved') = 1`, []any{roomID},
+		func(sc scanner) (string, error) {
+			var n string
+			return n, sc.Scan(&n)
+		})
+	return names
+}
+
+// withSavedSecrets adds to a node's run the secrets saved through its room's secret cards.
+func (s *Service) withSavedSecrets(ctx context.Context, req *jobs.AssignRequest, roomID string) {
+	saved := s.savedSecretsIn(ctx, roomID)
+	if len(saved) == 0 {
+		return
+	}
+	var names []string
+	if req.Settings.Secrets != nil {
+		names = slices.Clone(*req.Settings.Secrets)
+	}
+	for _, n := range saved {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	req.Settings.Secrets = &names
 }

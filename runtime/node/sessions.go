@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -318,6 +319,7 @@ func (s *Service) startSession(ctx context.Context, o origin, in RunRequest) (jo
 	if err := s.underProfile(ctx, &req, strings.TrimSpace(in.Profile)); err != nil {
 		return jobs.Job{}, nil, err
 	}
+	s.withSavedSecrets(ctx, &req, o.roomID)
 	if s.cfg.Runs != nil {
 		if err := s.cfg.Runs.CheckAgent(ctx, req.Agent); err != nil {
 			return jobs.Job{}, nil, err
@@ -439,6 +441,10 @@ func inputOf(st jobs.Settings) jobs.SettingsInput {
 	}
 	if st.ContextTier != "" {
 		in.ContextTier = &st.ContextTier
+	}
+	if len(st.Secrets) > 0 {
+		names := slices.Clone(st.Secrets)
+		in.Secrets = &names
 	}
 	return in
 }
