@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ensemblework/ensemble/internal/atomicfile"
 )
 
 // Path is where a relative path leads from folder; an absolute one stays itself.
@@ -43,23 +45,10 @@ func WriteFile(path string, content []byte) error {
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".ensemble-write-*")
-	if err != nil {
+	if err := atomicfile.Write(path, content, mode); err != nil {
 		return fmt.Errorf("%s could not be written: %w.", path, err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(content); err != nil {
-		tmp.Close()
-		return fmt.Errorf("%s could not be written: %w.", path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }
 
 // MoveFile moves from to to; it never replaces what is there already.

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"unicode"
 
+	"github.com/ensemblework/ensemble/internal/atomicfile"
 	"github.com/ensemblework/ensemble/runtime/records"
 )
 
@@ -217,24 +218,7 @@ func readPlain(path string) ([]byte, error) {
 
 // writeReplacing writes a new file beside path and renames it over path: a link at path is
 // replaced, never written through.
-func writeReplacing(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".ensemble-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
+func writeReplacing(path string, b []byte) error { return atomicfile.Write(path, b, 0o644) }
 
 // excludeFromGit lists patterns in the repository's .git/info/exclude, once each.
 func excludeFromGit(dir string, patterns ...string) error {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"filippo.io/age"
+
+	"github.com/ensemblework/ensemble/internal/atomicfile"
 )
 
 // A passphrase on the local key (spec 002 §8.7.4): secret.key then holds the 32 bytes inside an age
@@ -97,31 +99,5 @@ func SetPassphrase(dir, current, next string) error {
 		}
 		out = buf.Bytes()
 	}
-	return replaceFile(path, out)
-}
-
-// replaceFile writes b to path through a new file renamed into place (0600): a crash leaves the old
-// key or the new one, never half of either.
-func replaceFile(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".secret.key-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, out, 0o600) // a crash leaves the old key or the new one
 }
