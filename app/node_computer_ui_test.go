@@ -97,6 +97,20 @@ func TestNodeUIComputerCards(t *testing.T) {
 	}
 	screenshot(t, ctx, "node-computer-cards-answered-1280.png", 1280)
 
+	// A file attached in the composer goes with the message, shown in its bubble.
+	csv := filepath.Join(t.TempDir(), "sales.csv")
+	os.WriteFile(csv, []byte("region,total\nnorth,12\n"), 0o644)
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(`#node-attach`, []string{csv})); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the file attached to the next message", `document.querySelector('.node-attached li')?.textContent.includes('sales.csv')`)
+	if err := chromedp.Do(ctx, chromedp.SendKeys(`#node-input`, "Here are the sales figures.")); err != nil {
+		t.Fatal(err)
+	}
+	press(t, ctx, `#node-send`)
+	waitFor(t, ctx, "the attachment in the sent message", `[...document.querySelectorAll('.node-msg.person .node-attached-file')].some((a) => a.textContent.includes('sales.csv'))`)
+	screenshot(t, ctx, "node-attached-390.png", 390)
+
 	// What the node may use is in its settings, and taken back from there.
 	press(t, ctx, `.node-settings-open`)
 	waitFor(t, ctx, "the kept answer in the node's settings", `document.querySelector('#node-kept li')?.textContent.includes('/home/me/code/shop')`)

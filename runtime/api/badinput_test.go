@@ -55,9 +55,10 @@ var bodylessRoutes = []string{
 	"POST /api/node/plans/{id}/stop",
 }
 
-// formRoutes read a body that is not JSON: the sign-in page's form (TestSigninCodeLifetime), and a
-// routine's webhook, whose body is any text kept for the node (TestRoutineWebhookOnce).
-var formRoutes = []string{"POST /auth/signin", "POST /api/node/hooks/routines/{id}"}
+// formRoutes read a body that is not JSON: the sign-in page's form (TestSigninCodeLifetime), a
+// routine's webhook, whose body is any text kept for the node (TestRoutineWebhookOnce), and a file
+// attached in a node's room, the file itself (TestAttachmentRoute).
+var formRoutes = []string{"POST /auth/signin", "POST /api/node/hooks/routines/{id}", "POST /api/node/rooms/{id}/attachments"}
 
 // TestBadBodiesEveryRoute sends every route that reads a JSON body malformed JSON, an unknown field,
 // a wrong type, null, a list, a string, a body over its cap, and what encoding/json would take

@@ -2,10 +2,12 @@ package api
 
 import (
 	"context"
+	"errors"
 	"mime"
 	"net/http"
 	"strconv"
 
+	"github.com/ensemblework/ensemble/runtime/computer"
 	"github.com/ensemblework/ensemble/runtime/httpin"
 	"github.com/ensemblework/ensemble/runtime/needs"
 	"github.com/ensemblework/ensemble/runtime/node"
@@ -26,6 +28,7 @@ import (
 //	POST   /api/node/rooms/{id}/nodes                {nodeId}; DELETE …/nodes/{nodeId}
 //	GET    /api/node/rooms/{id}/messages             [after] [before] [limit] [author]
 //	POST   /api/node/rooms/{id}/messages             node.Post → 201, 200 for a resend (same clientId)
+//	POST   /api/node/rooms/{id}/attachments          ?name=FILE, the file itself as the body (≤ 100 MB) → 201 {attachment}
 //	POST   /api/node/rooms/{id}/read                 {seq}
 //	POST   /api/node/rooms/{id}/stop                 {scope?: room|all}, or no body
 //	GET    /api/node/rooms/{id}/export               the room as Markdown
@@ -80,6 +83,7 @@ func (s *Server) mountNodes(api func(string, http.HandlerFunc)) {
 	api("DELETE /api/node/rooms/{id}/nodes/{nodeId}", s.removeFromCrew)
 	api("GET /api/node/rooms/{id}/messages", s.roomMessages)
 	api("POST /api/node/rooms/{id}/messages", s.postNodeMessage)
+	api("POST /api/node/rooms/{id}/attachments", s.attachNodeFile)
 	api("POST /api/node/rooms/{id}/read", s.markRoomRead)
 	api("POST /api/node/rooms/{id}/stop", s.stopRoom)
 	api("GET /api/node/rooms/{id}/export", s.exportRoom)
@@ -529,4 +533,22 @@ func (s *Server) computerAnswers(w http.ResponseWriter, r *http.Request) {
 func (s *Server) revokeComputerAnswer(w http.ResponseWriter, r *http.Request) {
 	err := s.opts.Nodes.RevokeComputerAnswer(r.Context(), r.PathValue("id"), r.PathValue("answerId"))
 	s.answer(w, r, http.StatusNoContent, nil, err)
+}
+
+// attachNodeFile keeps a file the person attaches in a room: the body is the file itself (at most
+// 100 MB), named by ?name=; the message that carries it names its id in attachments.
+func (s *Server) attachNodeFile(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("name")
+	if name == "" {
+		writeError(w, http.StatusBadRequest, "Name the file: ?name=report.pdf, with the file itself as the body.")
+		return
+	}
+	body := http.MaxBytesReader(w, r.Body, computer.MaxShareSize)
+	sh, err := s.opts.Nodes.Attach(r.Context(), r.PathValue("id"), name, body)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		writeError(w, http.StatusRequestEntityTooLarge, "An attached file is at most 100 MB.")
+		return
+	}
+	s.answer(w, r, http.StatusCreated, map[string]any{"attachment": sh}, err)
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,4 +81,60 @@ func TestSecretCardRoute(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestAttachmentRoute: a file attached in a node's room is kept, carried by the message that names
+// it, read back from the room, and put on the computer by node_save_attachment; no name, another
+// room's upload, and an id never uploaded are refused with a sentence.
+func TestAttachmentRoute(t *testing.T) {
+	f, nodes, _, model, dir := computerAPIFixture(t)
+	ctx := context.Background()
+	n, err := nodes.Create(ctx, node.NewNode{Name: "Ada", Role: "analyst"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	upload := func(name, body string) (int, map[string]any) {
+		req, _ := http.NewRequest("POST", f.srv.URL+"/api/node/rooms/"+n.DMRoomID+"/attachments?name="+name, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+f.token.Reveal())
+		req.Header.Set("Content-Type", "application/octet-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	if code, out := upload("", "x"); code != 400 {
+		t.Fatalf("no name: %d %v", code, out)
+	}
+	code, out := upload("sales.csv", "region,total\nnorth,12\n")
+	if code != 201 {
+		t.Fatalf("upload: %d %v", code, out)
+	}
+	id := out["attachment"].(map[string]any)["id"].(string)
+	if code, out := f.call(t, "POST", "/api/node/rooms/"+n.DMRoomID+"/messages", `{"body":"x","attachments":["nf_never"]}`); code != 400 {
+		t.Fatalf("an id never uploaded: %d %v", code, out)
+	}
+	yes := true
+	model.Script(
+		enginetest.ToolCall(node.ToolSaveAttachment, map[string]any{"attachment": "sales.csv", "path": "data/"}).When(enginetest.Match{LastUserContains: "onto the computer: node_save_attachment"}),
+		enginetest.Say("Saved.").When(enginetest.Match{ToolResult: &yes, LastUserContains: "Saved “sales.csv”"}),
+	)
+	if code, out := f.call(t, "POST", "/api/node/rooms/"+n.DMRoomID+"/messages", `{"body":"Please look at these sales.","attachments":["`+id+`"]}`); code != 201 {
+		t.Fatalf("the message: %d %v", code, out)
+	}
+	own := filepath.Join(dir, "workspace", "nodes", n.Slug, "data", "sales.csv")
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(own); err == nil {
+			if string(b) != "region,total\nnorth,12\n" {
+				t.Fatalf("saved %q", b)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the attachment never reached the node's folder")
 }

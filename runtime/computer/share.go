@@ -18,6 +18,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ensemblework/ensemble/internal/atomicfile"
 	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 )
@@ -278,4 +279,67 @@ func (c *Computer) zipFolder(folder, dst string, p Policy) ([]string, error) {
 		return nil, err
 	}
 	return left, zw.Close()
+}
+
+// Keep stores a file the owner attached in the chat, at most MaxShareSize, as Share keeps a node's.
+func (c *Computer) Keep(name string, r io.Reader) (Shared, error) {
+	name = filepath.Base(strings.TrimSpace(name))
+	if name == "" || name == "." || name == "/" || strings.ContainsAny(name, "\x00") {
+		return Shared{}, errors.New("Name the file: ?name=report.pdf.")
+	}
+	dir := filepath.Join(c.o.DataDir, "node-files")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return Shared{}, fmt.Errorf("computer: keep an attached file: %w", err)
+	}
+	sh := Shared{ID: ledger.NewID("nf_"), Name: name}
+	f, err := os.OpenFile(filepath.Join(dir, sh.ID), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return Shared{}, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r, MaxShareSize+1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case err != nil:
+		os.Remove(f.Name())
+		return Shared{}, fmt.Errorf("The file did not arrive whole: %w.", err)
+	case n > MaxShareSize:
+		os.Remove(f.Name())
+		return Shared{}, errors.New("An attached file is at most 100 MB.")
+	}
+	sh.Size, sh.SHA256 = n, hex.EncodeToString(h.Sum(nil))
+	if sh.Type = mime.TypeByExtension(strings.ToLower(filepath.Ext(name))); sh.Type == "" {
+		sh.Type = "application/octet-stream"
+	}
+	return sh, nil
+}
+
+// SaveAttachment writes a kept file to path on the computer, checked against its size and
+// SHA-256; a file already there is replaced only with overwrite.
+func (c *Computer) SaveAttachment(sh Shared, path string, overwrite bool) error {
+	if err := noLink(path); err != nil {
+		return err
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.IsDir() {
+			return fmt.Errorf("%s is a folder; name the file, or end the path with / to save it inside.", path)
+		}
+		if !overwrite {
+			return fmt.Errorf("%s is there already; pass overwrite to replace it.", path)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(c.o.DataDir, "node-files", sh.ID))
+	if err != nil {
+		return fmt.Errorf("The attached file %s is no longer kept.", sh.Name)
+	}
+	sum := sha256.Sum256(b)
+	if int64(len(b)) != sh.Size || hex.EncodeToString(sum[:]) != sh.SHA256 {
+		return fmt.Errorf("The attached file %s changed since it was attached, so it is not saved.", sh.Name)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("The folder for %s could not be made: %w.", path, err)
+	}
+	return atomicfile.Write(path, b, 0o644)
 }

@@ -51,10 +51,12 @@ const ownerTag = "owner"
 
 // Post is a person's message.
 type Post struct {
-	Body      string `json:"body"`
-	ClientID  string `json:"clientId,omitempty"`
-	ReplyToID string `json:"replyToId,omitempty"`
-	Private   bool   `json:"private,omitempty"`
+	Body string `json:"body"`
+	// Attachments are the ids of files uploaded to the room for this message (Service.Attach).
+	Attachments []string `json:"attachments,omitempty"`
+	ClientID    string   `json:"clientId,omitempty"`
+	ReplyToID   string   `json:"replyToId,omitempty"`
+	Private     bool     `json:"private,omitempty"`
 }
 
 // Page is which messages to list: after or before a seq, at most Limit (50 by default, 200 at
@@ -160,8 +162,11 @@ func (s *Service) lastMessage(ctx context.Context, db querier, room string) (*Me
 // work without a model.
 func (s *Service) PostMessage(ctx context.Context, roomID string, p Post) (Message, error) {
 	p.Body = strings.TrimSpace(p.Body)
-	if p.Body == "" {
+	if p.Body == "" && len(p.Attachments) == 0 {
 		return Message{}, problem.Invalid("Write a message first.")
+	}
+	if len(p.Attachments) > 10 {
+		return Message{}, problem.Invalid("A message carries at most 10 files.")
 	}
 	if len(p.Body) > MaxBodyLen {
 		return Message{}, problem.Invalid("A message is at most %d characters; this one has %d.", MaxBodyLen, len(p.Body))
@@ -201,6 +206,13 @@ func (s *Service) PostMessage(ctx context.Context, roomID string, p Post) (Messa
 		}
 		m = Message{RoomID: roomID, Author: AuthorPerson, Kind: KindText, Body: p.Body, Private: p.Private,
 			ReplyToID: p.ReplyToID, ClientID: p.ClientID}
+		if len(p.Attachments) > 0 {
+			files, err := s.takeUploads(roomID, p.Attachments)
+			if err != nil {
+				return err
+			}
+			m.Data, _ = json.Marshal(FileData{Type: "file", Files: files})
+		}
 		if m, err = s.insertMessageTx(t, m); err != nil {
 			return err
 		}

@@ -101,6 +101,7 @@ type Service struct {
 	running map[string]*runningTurn    // by lane
 	waits   map[string]chan cardAnswer // a card's waiting call, by card message id
 	grants  map[string][]grant         // computer cards' Once answers not used yet, by node
+	uploads map[string]upload          // files attached in a chat, waiting for their message (attachments.go)
 
 	sessMu sync.Mutex // orders the changes to agent sessions' queues (sessions.go)
 
@@ -138,7 +139,7 @@ func New(cfg Config) *Service {
 	}
 	life, end := context.WithCancel(context.Background())
 	return &Service{cfg: cfg, log: cfg.Log, kick: make(chan struct{}, 1), running: map[string]*runningTurn{},
-		waits: map[string]chan cardAnswer{}, grants: map[string][]grant{}, life: life, endLife: end}
+		waits: map[string]chan cardAnswer{}, grants: map[string][]grant{}, uploads: map[string]upload{}, life: life, endLife: end}
 }
 
 // Close stops the turns running now (they rerun or resume at the next start) and waits for them.

@@ -143,7 +143,7 @@ func frame(r Room, n Node, msgs []Message, t Turn) string {
 		if m.Private {
 			priv = ", only your owner sees this"
 		}
-		return fmt.Sprintf("[#%d %s%s] %s", m.Seq, who, priv, m.Body)
+		return fmt.Sprintf("[#%d %s%s] %s%s", m.Seq, who, priv, m.Body, attachedNote(m))
 	}
 	var b strings.Builder
 	if t.Note != "" {

@@ -3,6 +3,7 @@
 // node.message.updated, node.status, node.frame).
 
 import { request } from './api';
+import { apiURL } from './session';
 import { NODE_KINDS } from './events.gen';
 
 export const NODE_EVENT_KINDS = NODE_KINDS;
@@ -254,7 +255,19 @@ export const nodeApi = {
     p.set('limit', String(q.limit ?? 100));
     return request<{ messages: Message[] | null }>('GET', `/api/node/rooms/${enc(roomId)}/messages?${p}`).then((r) => r.messages ?? []);
   },
-  post: (roomId: string, body: { body: string; clientId: string; replyToId?: string; private?: boolean }) =>
+  /** Uploads a file to a room, for the next message to carry (its id in attachments). */
+  attach: async (roomId: string, file: File): Promise<SharedFile> => {
+    const res = await fetch(apiURL(`/api/node/rooms/${enc(roomId)}/attachments?name=${enc(file.name)}`), {
+      method: 'POST',
+      body: file,
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/octet-stream' },
+    });
+    const out = (await res.json().catch(() => ({}))) as { attachment?: SharedFile; error?: string };
+    if (!res.ok || !out.attachment) throw new Error(out.error || `The file could not be attached (${res.status}).`);
+    return out.attachment;
+  },
+  post: (roomId: string, body: { body: string; clientId: string; replyToId?: string; private?: boolean; attachments?: string[] }) =>
     request<Message>('POST', `/api/node/rooms/${enc(roomId)}/messages`, body),
   read: (roomId: string, seq: number) => request<unknown>('POST', `/api/node/rooms/${enc(roomId)}/read`, { seq }),
   stop: (roomId: string, scope: 'room' | 'all' = 'room') => request<unknown>('POST', `/api/node/rooms/${enc(roomId)}/stop`, { scope }),
