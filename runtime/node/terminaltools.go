@@ -539,6 +539,10 @@ func (s *Service) terminalClose(n Node, id string) (TerminalAnswer, error) {
 	}
 	screen := s.hide(t.sess.Tail(0))
 	t.closedByNode.Store(true)
+	// Gone for the node at once; its end is noted when the session is done.
+	s.terms.mu.Lock()
+	delete(s.terms.byID, id)
+	s.terms.mu.Unlock()
 	t.sess.Close()
 	return TerminalAnswer{Session: id, Screen: screen, Ended: true, Note: "Closed."}, nil
 }
