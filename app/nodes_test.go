@@ -52,7 +52,7 @@ func TestNodesCommands(t *testing.T) {
 	if code, out = ensemble(t, data, "nodes", "show", "nobody"); code != 1 || out != "ensemble: There is no node \"nobody\".\n" {
 		t.Errorf("show unknown: %d %q", code, out)
 	}
-	if code, out = ensemble(t, data, "nodes", "card", "msg_nope", "maybe"); code != 1 || out != "ensemble: Answer a card with approve or discard, not \"maybe\".\n" {
+	if code, out = ensemble(t, data, "nodes", "card", "msg_nope", "maybe"); code != 1 || out != "ensemble: Answer a card with approve or discard (once, mission or always for a computer card), not \"maybe\".\n" {
 		t.Errorf("card bad decision: %d %q", code, out)
 	}
 	if code, out = ensemble(t, data, "nodes", "card", "msg_nope", "approve"); code != 1 || out != "ensemble: There is no message \"msg_nope\".\n" {
