@@ -106,6 +106,9 @@ func New(o Options) *Computer {
 	return c
 }
 
+// Hide hides kept secret values in text, in every form the redactor knows.
+func (c *Computer) Hide(text string) string { return c.o.Hide(text) }
+
 // Sandboxed reports whether commands run inside the OS sandbox here, and if not, why.
 func (c *Computer) Sandboxed() (bool, string) { return c.sandboxed, c.why }
 

@@ -19,8 +19,6 @@ const (
 	OpRead   Op = "read"   // reading files: git, sharing a file
 	OpWrite  Op = "write"  // writing, moving or deleting files
 	OpHTTP   Op = "http"   // a request to one of this computer's own servers
-	OpSudo   Op = "sudo"   // a command as the administrator: judged for its floor only
-	OpScreen Op = "screen" // a terminal screenshot's command
 )
 
 // Call is one call to decide.
@@ -29,7 +27,7 @@ type Call struct {
 	// Folder is where the call works: absolute and clean (the node's own folder when it named
 	// none).
 	Folder  string
-	Command string   // OpRun, OpScreen, OpSudo
+	Command string   // OpRun
 	Paths   []string // OpRead, OpWrite: absolute
 	URL     string   // OpHTTP
 }
@@ -92,11 +90,8 @@ type Decision struct {
 	// Ask are the scopes the card asks for; Always says the card may offer Always for them.
 	Ask    []Scope `json:"ask,omitempty"`
 	Always bool    `json:"always,omitempty"`
-	// Sudo: the command needs the administrator, which goes through computer_sudo.
-	Sudo bool `json:"sudo,omitempty"`
 	// Write are the folders the command may change inside the sandbox.
-	Write   []string      `json:"write,omitempty"`
-	Touches judge.Touches `json:"touches"`
+	Write []string `json:"write,omitempty"`
 }
 
 // Allowed reports whether the call may run now.
@@ -135,12 +130,10 @@ func Decide(c Call, p Policy) Decision {
 		return decideHTTP(c, p)
 	}
 	v := judge.Decide(judgeCall(c), judgeSettings(c, p))
-	d := Decision{Touches: v.Touches}
+	var d Decision
 	switch {
 	case v.Decision == judge.Refuse && sudoNeeded(v):
-		d = refused("A command as the administrator goes through computer_sudo, which asks your owner on a card with the exact command.")
-		d.Sudo = true
-		return d
+		return refused("A command as the administrator goes through computer_sudo, which asks your owner on a card with the exact command.")
 	case v.Decision == judge.Refuse:
 		return refused(v.Reason + " Your owner can run it themselves in their own terminal.")
 	}
@@ -149,12 +142,10 @@ func Decide(c Call, p Policy) Decision {
 			return refused("`git " + sub + "` needs your owner's sign-in, which a node does not use: start an agent session for it.")
 		}
 	}
-	command := c.Op == OpRun || c.Op == OpScreen || c.Op == OpSudo
+	command := c.Op == OpRun
 	r := p.reach(c, v.Touches, command)
 	d.Write = append(append([]string{c.Folder}, p.Own...), r.kept...)
 	switch {
-	case c.Op == OpSudo:
-		d.Decision, d.Rung = judge.Allow, RungFloor // the sudo card is its own question
 	case len(r.need) == 0 && v.Decision == judge.Ask:
 		// Something the judge asks about wherever it runs (a script from the web): each time.
 		d.Decision, d.Rung, d.Reason = judge.Ask, RungAsk, v.Reason
@@ -181,14 +172,12 @@ func refused(why string) Decision {
 
 // sudoNeeded reports a refusal only for running as the administrator.
 func sudoNeeded(v judge.Verdict) bool {
-	return v.Rule == "never" && slices.ContainsFunc(v.Touches.Programs, func(p string) bool {
-		return p == "sudo" || p == "doas" || p == "pkexec" || p == "su"
-	})
+	return v.Rule == "never" && slices.ContainsFunc(v.Touches.Programs, judge.AdminProgram)
 }
 
 func judgeCall(c Call) judge.Call {
 	switch c.Op {
-	case OpRun, OpScreen, OpSudo:
+	case OpRun:
 		return judge.Call{Tool: judge.ToolShell, Command: c.Command, Cwd: c.Folder}
 	case OpWrite:
 		return judge.Call{Tool: judge.ToolEdit, Paths: c.Paths, Cwd: c.Folder}

@@ -81,35 +81,50 @@ func (c *Computer) Run(ctx context.Context, req RunRequest) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	k := &Command{id: ledger.NewID("cmd_"), nodeID: req.NodeID, line: req.Command, folder: req.Folder, started: c.o.Now(), cmd: cmd,
-		out: &capped{max: KeptOutput}, done: make(chan struct{}), background: req.Background, onEnd: req.Ended}
+	k, err := c.start(req.NodeID, req.Command, req.Folder, cmd, req.Timeout, req.Background, req.Ended)
+	if err != nil {
+		return Result{}, fmt.Errorf("The command could not start: %w.", err)
+	}
+	if !req.Background {
+		c.waitForeground(ctx, k, nil)
+	}
+	return c.result(k, 0), nil
+}
+
+// start runs cmd as one of a node's commands: its output kept, its end awaited (at most limit),
+// onEnd called when it ends on its own after going to the background.
+func (c *Computer) start(nodeID, line, folder string, cmd *exec.Cmd, limit time.Duration, background bool, onEnd func(Result)) (*Command, error) {
+	k := &Command{id: ledger.NewID("cmd_"), nodeID: nodeID, line: line, folder: folder, started: c.o.Now(), cmd: cmd,
+		out: &capped{max: KeptOutput}, done: make(chan struct{}), background: background, onEnd: onEnd}
 	cmd.Stdout, cmd.Stderr = k.out, k.out
 	if err := cmd.Start(); err != nil {
-		return Result{}, fmt.Errorf("The command could not start: %w.", err)
+		return nil, err
 	}
 	c.mu.Lock()
 	c.cmds[k.id] = k
 	c.mu.Unlock()
-	go c.wait(k, req.Timeout)
-	if req.Background {
-		return c.result(k, 0), nil
-	}
+	go c.wait(k, limit)
+	return k, nil
+}
+
+// waitForeground waits for k up to the foreground wait, the turn's end (the command goes on, and
+// its end wakes the node) or interrupt. A command still going then runs on in the background. It
+// reports whether interrupt came first.
+func (c *Computer) waitForeground(ctx context.Context, k *Command, interrupt <-chan struct{}) bool {
 	timer := time.NewTimer(c.o.ForegroundWait)
 	defer timer.Stop()
 	select {
 	case <-k.done:
+		return false
+	case <-interrupt:
+		return true
 	case <-timer.C:
 	case <-ctx.Done():
-		// The turn ended: the command goes on, and its end wakes the node.
 	}
 	k.mu.Lock()
-	if !k.ended.IsZero() {
-		k.mu.Unlock()
-		return c.result(k, 0), nil
-	}
-	k.background = true
+	k.background = k.ended.IsZero()
 	k.mu.Unlock()
-	return c.result(k, 0), nil
+	return false
 }
 
 // command is the process for req: bash -c inside the sandbox, in its folder, with a clean

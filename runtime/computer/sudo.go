@@ -2,6 +2,7 @@ package computer
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -20,7 +21,6 @@ import (
 
 	"github.com/ensemblework/ensemble/engines/agentproc"
 	"github.com/ensemblework/ensemble/runtime/judge"
-	"github.com/ensemblework/ensemble/runtime/ledger"
 )
 
 // The askpass helper's environment: where it asks for the password and the one-time token it
@@ -110,7 +110,7 @@ type SudoRequest struct {
 func (c *Computer) Sudo(ctx context.Context, req SudoRequest) (Result, error) {
 	defer clear(req.Password)
 	passwordless := req.Password == nil
-	sudo, err := exec.LookPath(cmpOr(c.o.SudoProgram, "sudo"))
+	sudo, err := exec.LookPath(cmp.Or(c.o.SudoProgram, "sudo"))
 	if err != nil {
 		return Result{}, errors.New("This computer has no sudo.")
 	}
@@ -128,32 +128,17 @@ func (c *Computer) Sudo(ctx context.Context, req SudoRequest) (Result, error) {
 	cmd.Env = agentproc.Env(os.Environ(), DropVar, c.o.Home, "", map[string]string{
 		"SUDO_ASKPASS": c.askpassProgram(), AskpassSocketVar: ask.path, AskpassTokenVar: ask.token, "TERM": "dumb", "NO_COLOR": "1"})
 	agentproc.OwnGroup(cmd)
-	k := &Command{id: ledger.NewID("cmd_"), nodeID: req.NodeID, line: req.Command, folder: req.Folder, started: c.o.Now(), cmd: cmd,
-		out: &capped{max: KeptOutput}, done: make(chan struct{}), onEnd: req.Ended}
-	cmd.Stdout, cmd.Stderr = k.out, k.out
-	if err := cmd.Start(); err != nil {
+	k, err := c.start(req.NodeID, req.Command, req.Folder, cmd, MaxRunTime, false, req.Ended)
+	if err != nil {
 		return Result{}, fmt.Errorf("sudo could not start: %w.", err)
 	}
-	c.mu.Lock()
-	c.cmds[k.id] = k
-	c.mu.Unlock()
-	go c.wait(k, MaxRunTime)
-	timer := time.NewTimer(c.o.ForegroundWait)
-	defer timer.Stop()
-	select {
-	case <-k.done:
-	case <-ask.refused:
+	if c.waitForeground(ctx, k, ask.refused) {
 		agentproc.SignalGroup(cmd, true)
 		<-k.done
 		if passwordless {
 			return Result{}, ErrPasswordNeeded
 		}
 		return Result{}, ErrWrongPassword
-	case <-timer.C:
-		k.mu.Lock()
-		k.background = k.ended.IsZero()
-		k.mu.Unlock()
-	case <-ctx.Done():
 	}
 	r := c.result(k, 0)
 	if !r.Running && r.ExitCode != 0 && ask.asks() > 1 {
@@ -162,19 +147,7 @@ func (c *Computer) Sudo(ctx context.Context, req SudoRequest) (Result, error) {
 	return r, nil
 }
 
-func (c *Computer) askpassProgram() string {
-	if c.o.Askpass != "" {
-		return c.o.Askpass
-	}
-	return c.o.Binary
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
+func (c *Computer) askpassProgram() string { return cmp.Or(c.o.Askpass, c.o.Binary) }
 
 // askServer hands the password to the first askpass that shows its token, and says so when sudo
 // asks again (it refused the password).

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -388,6 +389,10 @@ func (t *termJudge) judgeLine(line string, partial bool) (TermVerdict, bool) {
 // adminPrograms are the never-programs that run a command as the administrator: the command goes
 // to computer_sudo, where the owner approves its exact text.
 var adminPrograms = []string{"sudo", "doas", "pkexec", "run0", "sudoedit", "su"}
+
+// AdminProgram reports whether a program runs a command as the administrator (sudo, doas, su…):
+// such a command is a node's computer_sudo card, never its own command or terminal line.
+func AdminProgram(p string) bool { return slices.Contains(adminPrograms, p) }
 
 // termDecision reads the judge's verdict for a terminal: the floor, the zones and the
 // never-programs refuse (a command for the administrator goes to computer_sudo), and so does a

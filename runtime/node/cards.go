@@ -104,12 +104,10 @@ func (s *Service) postCardTx(tx *ledger.Tx, t Turn, n Node, body string, c Card)
 		at := s.now().Add(SudoCardLife)
 		c.ExpiresAt = &at
 	}
-	if s.cfg.Needs != nil && c.Type != "secret" { // a secret is typed on its card, never answered on Needs me
-		d, err := needs.Post(tx, needs.NewQuestion(needs.Source{Title: n.Name}, body, c.options(), 0, false))
-		if err != nil {
+	if s.cfg.Needs != nil && c.mirrored() {
+		if err := mirrorTx(tx, n.Name, body, &c); err != nil {
 			return Message{}, fmt.Errorf("node: put the card on Needs me: %w", err)
 		}
-		c.DecisionID = d.ID
 	}
 	data, _ := json.Marshal(c)
 	m := Message{RoomID: room, Author: AuthorNode, NodeID: n.ID, Kind: KindApproval, Body: body, Data: data,
@@ -122,6 +120,19 @@ func (s *Service) postCardTx(tx *ledger.Tx, t Turn, n Node, body string, c Card)
 		s.followNeeds(m.ID, c.DecisionID)
 	}
 	return m, nil
+}
+
+// mirrored reports whether the card waits on Needs me too: a secret is typed on its card only.
+func (c Card) mirrored() bool { return c.Type != "secret" }
+
+// mirrorTx puts the card on Needs me as a question with its options, by the node named.
+func mirrorTx(tx *ledger.Tx, nodeName, body string, c *Card) error {
+	d, err := needs.Post(tx, needs.NewQuestion(needs.Source{Title: nodeName}, body, c.options(), 0, false))
+	if err != nil {
+		return err
+	}
+	c.DecisionID = d.ID
+	return nil
 }
 
 // roomOfLane is the room a conversation lane belongs to.
@@ -217,11 +228,9 @@ func (s *Service) settleCard(ctx context.Context, messageID, decision, by string
 	err = s.cfg.Writer.Exec(context.WithoutCancel(ctx), func(tx *ledger.Tx) error {
 		if werr != nil && c.DecisionID != "" {
 			// Its mirror was settled with the answer: the card waits on Needs me again too.
-			d, err := needs.Post(tx, needs.NewQuestion(needs.Source{Title: owner.Name}, m.Body, c.options(), 0, false))
-			if err != nil {
+			if err := mirrorTx(tx, owner.Name, m.Body, &c); err != nil {
 				return err
 			}
-			c.DecisionID = d.ID
 		}
 		m.Data, _ = json.Marshal(c)
 		if err := s.updateMessageTx(tx, m); err != nil {
@@ -419,7 +428,7 @@ func (s *Service) remirrorCards(ctx context.Context) error {
 	for _, m := range cards {
 		var c Card
 		json.Unmarshal(m.Data, &c)
-		if c.Type == "secret" {
+		if !c.mirrored() {
 			continue
 		}
 		if c.DecisionID != "" {
@@ -430,11 +439,9 @@ func (s *Service) remirrorCards(ctx context.Context) error {
 		}
 		n, _ := s.Node(ctx, c.NodeID)
 		err := s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
-			d, err := needs.Post(tx, needs.NewQuestion(needs.Source{Title: n.Name}, m.Body, c.options(), 0, false))
-			if err != nil {
+			if err := mirrorTx(tx, n.Name, m.Body, &c); err != nil {
 				return err
 			}
-			c.DecisionID = d.ID
 			m.Data, _ = json.Marshal(c)
 			return s.updateMessageTx(tx, m)
 		})

@@ -113,13 +113,13 @@ func (s *Service) askComputer(ctx context.Context, c *turnCtx, tool string, call
 	what := "use " + scopeWords(d.Ask)
 	switch {
 	case call.Command != "":
-		what = fmt.Sprintf("run `%s` in %s", oneLine(call.Command, 200), call.Folder)
+		what = fmt.Sprintf("run `%s` in %s", oneLineOf(call.Command, 200), call.Folder)
 	case call.URL != "":
 		what = "call " + call.URL
 	case len(call.Paths) > 0:
 		what = fmt.Sprintf("change %s", strings.Join(call.Paths, ", "))
 	}
-	body := fmt.Sprintf("%s asks to %s. %s", c.node.Name, what, strings.TrimSuffix(d.Reason, " it is asked on a card.")+"")
+	body := fmt.Sprintf("%s asks to %s. %s", c.node.Name, what, strings.TrimSuffix(d.Reason, " it is asked on a card."))
 	res, err := s.cardAndWait(ctx, c, strings.TrimSpace(body), Card{Type: "computer", Computer: ask})
 	if err != nil {
 		return false, "", err
@@ -133,14 +133,6 @@ func scopeWords(sc []computer.Scope) string {
 		out = append(out, s.Value)
 	}
 	return strings.Join(out, ", ")
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		s = s[:n] + "…"
-	}
-	return s
 }
 
 // computerCardWork keeps a computer card's answer: Once for the call waiting on it (or the next
@@ -185,7 +177,7 @@ func (s *Service) grantsOf(nodeID string) []computer.Scope {
 }
 
 // useGrants spends the Once answers a call used: each covers one call.
-func (s *Service) useGrants(nodeID string, _ []computer.Scope, call computer.Call) {
+func (s *Service) useGrants(nodeID string, call computer.Call) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	gs := s.grants[nodeID]
@@ -267,7 +259,7 @@ func (s *Service) commandEnded(t Turn, n Node, r computer.Result) {
 		out = "…" + out[len(out)-4000:]
 	}
 	note := fmt.Sprintf("Your background command `%s` (%s) %s after %.0fs. The end of its output:\n%s\n\nTell your owner what came of it, in a line or two, if it matters to them.",
-		oneLine(r.Command, 200), r.ID, how, r.Seconds, out)
+		oneLineOf(r.Command, 200), r.ID, how, r.Seconds, out)
 	err := s.cfg.Writer.Exec(s.life, func(tx *ledger.Tx) error {
 		return s.enqueueTx(tx, Turn{NodeID: n.ID, RoomID: roomOfLane(t.Lane, t.RoomID), Lane: t.Lane, Private: t.Private,
 			Reason: ReasonCommand, ByOwner: t.ByOwner, Depth: t.Depth, OperationID: "cmd:" + r.ID, Note: note, OriginID: t.ID})

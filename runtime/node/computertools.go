@@ -228,15 +228,12 @@ var errNoComputer = errors.New("The computer tools are not available here.")
 
 // computerTurn is the turn of a computer tool's call, where it may be used at all.
 func computerTurn(tc *tools.ToolContext) (*turnCtx, error) {
-	c, err := turnOf(tc)
+	c, err := ownerTurn(tc, "Your owner's computer is used only in a turn they started.")
 	if err != nil {
 		return nil, err
 	}
 	if c.s.cfg.Computer == nil {
 		return nil, errNoComputer
-	}
-	if !c.rt.turn.ByOwner || c.node.ParentID != "" {
-		return nil, errors.New("Your owner's computer is used only in a turn they started.")
 	}
 	return c, nil
 }
@@ -271,7 +268,7 @@ func computerDo(ctx context.Context, tc *tools.ToolContext, tool string, build f
 			return tools.Result{}, errors.New(d.Reason)
 		case d.Allowed():
 			if d.Rung == computer.RungOnce {
-				s.useGrants(c.node.ID, d.Ask, call)
+				s.useGrants(c.node.ID, call)
 			}
 			res, err := do(c, call, d)
 			s.noteComputer(ctx, c, tool, call.Folder, programOf(call.Command), d.Rung, err)

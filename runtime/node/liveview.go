@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/ledger"
@@ -56,12 +55,9 @@ type LiveAnswer struct {
 func liveViewTool(def func(name, desc string) tools.Tool) tools.Tool {
 	return tools.Define(def(ToolLiveView, "Show your owner one of your terminals live, on a card in this chat: they watch it, type in it and can take control. A second call answers the same card; stop: true ends the card and leaves the terminal open."),
 		tools.Typed[liveViewIn]{Run: func(ctx context.Context, tc *tools.ToolContext, in liveViewIn) (tools.Result, error) {
-			c, err := turnOf(tc)
+			c, err := ownerTurn(tc, "Live views are only for turns your owner started.")
 			if err != nil {
 				return tools.Result{}, err
-			}
-			if !c.rt.turn.ByOwner || c.node.ParentID != "" {
-				return tools.Result{}, errors.New("Live views are only for turns your owner started.")
 			}
 			t, err := c.s.term(c.node, in.Session)
 			if err != nil {

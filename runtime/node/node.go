@@ -72,9 +72,8 @@ type Config struct {
 	Computer *computer.Computer
 	// Terminals runs the nodes' own shells (terminaltools.go): a Manager of their own, so they
 	// never show among the person's terminals; nil (or no Computer) leaves the terminal tools
-	// answering that there are none. Hide hides saved secrets in the screens a node reads.
+	// answering that there are none. Their screens hide saved secrets as Computer does.
 	Terminals *terminal.Manager
-	Hide      func(string) string
 	Now       func() time.Time
 	Log       *slog.Logger
 	// Talk and Work are the conversation and work turns that run at once; PerNode the work turns

@@ -24,12 +24,9 @@ func secretHTTPTool(def func(name, desc string) tools.Tool) tools.Tool {
 	return tools.Define(def(ToolSecretHTTP, "Make an HTTPS request with one of your owner's saved secrets put in where {{NAME}} appears in a header or the body, "+
 		"only to that secret's allowed origins. You never see the value: it is hidden in the answer. No redirects are followed."),
 		tools.Typed[secrets.HTTPRequest]{Run: func(ctx context.Context, tc *tools.ToolContext, in secrets.HTTPRequest) (tools.Result, error) {
-			c, err := turnOf(tc)
+			c, err := ownerTurn(tc, "A secret is used only in a turn your owner started.")
 			if err != nil {
 				return tools.Result{}, err
-			}
-			if !c.rt.turn.ByOwner || c.node.ParentID != "" {
-				return tools.Result{}, errors.New("A secret is used only in a turn your owner started.")
 			}
 			if c.s.cfg.SecretHTTP == nil {
 				return tools.Result{}, errors.New("Saved secrets cannot be used here.")

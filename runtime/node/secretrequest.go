@@ -38,12 +38,9 @@ type secretRequestIn struct {
 func secretRequestTool(def func(name, desc string) tools.Tool) tools.Tool {
 	return tools.Define(def(ToolSecretRequest, "Ask your owner for a secret (an API key, a token) on a card they type it into; it is kept on their computer and you never see it. Use it afterwards with secret_http as {{NAME}}."),
 		tools.Typed[secretRequestIn]{Run: func(ctx context.Context, tc *tools.ToolContext, in secretRequestIn) (tools.Result, error) {
-			c, err := turnOf(tc)
+			c, err := ownerTurn(tc, "A secret is asked for only in a turn your owner started.")
 			if err != nil {
 				return tools.Result{}, err
-			}
-			if !c.rt.turn.ByOwner || c.node.ParentID != "" {
-				return tools.Result{}, errors.New("A secret is asked for only in a turn your owner started.")
 			}
 			name := strings.TrimSpace(in.Name)
 			if p := secrets.NameProblem(secrets.Run, name); p != "" {
@@ -56,15 +53,7 @@ func secretRequestTool(def func(name, desc string) tools.Tool) tools.Tool {
 
 // SecretCard is a secret card's question, for the page that seals the value.
 func (s *Service) SecretCard(ctx context.Context, messageID string) (Message, Card, error) {
-	m, err := s.messageIn(ctx, s.cfg.Store.Reader(), messageID)
-	if err != nil {
-		return Message{}, Card{}, err
-	}
-	c, ok := cardOfMessage(m)
-	if !ok || c.Type != "secret" || c.Secret == nil {
-		return Message{}, Card{}, problem.NotFound("There is no secret card %q.", messageID)
-	}
-	return m, c, nil
+	return s.cardOfType(ctx, messageID, "secret")
 }
 
 // AnswerSecret settles a secret card once: save keeps the value (opened from its box by the caller)

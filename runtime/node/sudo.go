@@ -75,7 +75,7 @@ func (s *Service) askSudo(ctx context.Context, c *turnCtx, in sudoIn) (tools.Res
 	}
 	host, _ := os.Hostname()
 	ask := &SudoAsk{Command: command, Reason: strings.TrimSpace(in.Reason), Folder: folder, Computer: host, Hash: computer.SudoHash(command)}
-	body := fmt.Sprintf("%s asks to run as the administrator: %s", c.node.Name, oneLine(command, 200))
+	body := fmt.Sprintf("%s asks to run as the administrator: %s", c.node.Name, oneLineOf(command, 200))
 	return s.cardAndWait(ctx, c, body, Card{Type: "sudo", Sudo: ask})
 }
 
@@ -132,32 +132,27 @@ func (s *Service) AnswerSudo(ctx context.Context, messageID string, password []b
 
 // SudoCard is the sudo card's question, for the page that shows the password box.
 func (s *Service) SudoCard(ctx context.Context, messageID string) (Message, Card, error) {
-	m, err := s.messageIn(ctx, s.cfg.Store.Reader(), messageID)
-	if err != nil {
-		return Message{}, Card{}, err
-	}
-	c, ok := cardOfMessage(m)
-	if !ok || c.Type != "sudo" || c.Sudo == nil {
-		return Message{}, Card{}, problem.NotFound("There is no sudo card %q.", messageID)
-	}
-	return m, c, nil
+	return s.cardOfType(ctx, messageID, "sudo")
 }
 
 func (s *Service) noteSudo(ctx context.Context, nodeID string, a *SudoAsk, r computer.Result) {
-	n, _ := s.Node(ctx, nodeID)
 	code := r.ExitCode
 	ev := ComputerTool{NodeID: nodeID, Tool: ToolSudo, Folder: a.Folder, Rung: "owner", CommandHash: a.Hash}
 	if !r.Running {
 		ev.ExitCode = &code
 	}
-	s.emitComputer(ctx, n.ID, ev)
+	s.emitComputer(ctx, nodeID, ev)
 }
 
-// cardOfMessage is the card an approval message holds.
-func cardOfMessage(m Message) (Card, bool) {
-	var c Card
-	if m.Kind != KindApproval || json.Unmarshal(m.Data, &c) != nil {
-		return Card{}, false
+// cardOfType is the card of type typ that message messageID holds, with its question.
+func (s *Service) cardOfType(ctx context.Context, messageID, typ string) (Message, Card, error) {
+	m, err := s.messageIn(ctx, s.cfg.Store.Reader(), messageID)
+	if err != nil {
+		return Message{}, Card{}, err
 	}
-	return c, true
+	var c Card
+	if m.Kind == KindApproval && json.Unmarshal(m.Data, &c) == nil && c.Type == typ && (typ == "sudo" && c.Sudo != nil || typ == "secret" && c.Secret != nil) {
+		return m, c, nil
+	}
+	return Message{}, Card{}, problem.NotFound("There is no %s card %q.", typ, messageID)
 }

@@ -112,12 +112,9 @@ type TerminalAnswer struct {
 func terminalToolDefs(def func(name, desc string) tools.Tool) []tools.Tool {
 	run := func(f func(ctx context.Context, c *turnCtx) (TerminalAnswer, error)) func(ctx context.Context, tc *tools.ToolContext) (tools.Result, error) {
 		return func(ctx context.Context, tc *tools.ToolContext) (tools.Result, error) {
-			c, err := turnOf(tc)
+			c, err := computerTurn(tc) // the terminals are the computer's, with its tools' rules
 			if err != nil {
 				return tools.Result{}, err
-			}
-			if !c.rt.turn.ByOwner || c.node.ParentID != "" {
-				return tools.Result{}, errors.New("Terminals are only for turns your owner started.")
 			}
 			a, err := f(ctx, c)
 			if err != nil {
@@ -170,7 +167,7 @@ func terminalToolDefs(def func(name, desc string) tools.Tool) []tools.Tool {
 						return a, err
 					}
 					// The picture shows with the node's reply, kept as its evidence (spec 002 §8.14).
-					if _, err := c.s.shareFile(ctx, c, a.Image, "Terminal: "+oneLine(in.Command, 120)); err != nil {
+					if _, err := c.s.shareFile(ctx, c, a.Image, "Terminal: "+oneLineOf(in.Command, 120)); err != nil {
 						a.Note = strings.TrimSpace(a.Note + " The picture could not be shown in the chat: " + err.Error())
 					} else {
 						a.Note = strings.TrimSpace(a.Note + " The picture is shown to your owner in the chat.")
@@ -314,11 +311,12 @@ func (s *Service) sandboxed(o terminal.StartOptions, write []string) (terminal.S
 	return o, err
 }
 
+// hide hides saved secrets in what a node reads of its computer, as the computer's tools do.
 func (s *Service) hide(text string) string {
-	if s.cfg.Hide == nil {
+	if s.cfg.Computer == nil {
 		return text
 	}
-	return s.cfg.Hide(text)
+	return s.cfg.Computer.Hide(text)
 }
 
 // shellStart is how a node's shell starts: bash (else sh) without the owner's start-up files,

@@ -34,8 +34,8 @@ func termFixture(t *testing.T) (*fixture, Node, string) {
 	f := newFixture(t, func(c *Config) {
 		c.Terminals = terms
 		c.Computer = computer.New(computer.Options{Home: home, DataDir: data, Workspace: filepath.Join(data, "workspace"),
-			Temp: []string{filepath.Join(data, "tmp")}, Store: c.Store, Writer: c.Writer})
-		c.Hide = func(s string) string { return strings.ReplaceAll(s, "s3cr3t-canary-value", "[secret CANARY]") }
+			Temp: []string{filepath.Join(data, "tmp")}, Store: c.Store, Writer: c.Writer,
+			Hide: func(s string) string { return strings.ReplaceAll(s, "s3cr3t-canary-value", "[secret CANARY]") }})
 	})
 	n := f.node("Scout")
 	return f, n, filepath.Join(data, "workspace", "nodes", n.Slug)

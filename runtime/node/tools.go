@@ -89,6 +89,19 @@ var (
 
 var errNotNodeTurn = errors.New("This tool works only in a node's turn.")
 
+// ownerTurn is turnOf for a tool used only in a turn its owner started, never a helper's (the
+// computer, secrets, live views); refused says why, for the node.
+func ownerTurn(tc *tools.ToolContext, refused string) (*turnCtx, error) {
+	c, err := turnOf(tc)
+	if err != nil {
+		return nil, err
+	}
+	if !c.rt.turn.ByOwner || c.node.ParentID != "" {
+		return nil, errors.New(refused)
+	}
+	return c, nil
+}
+
 func turnOf(tc *tools.ToolContext) (*turnCtx, error) {
 	c, ok := tc.Turn.(*turnCtx)
 	if !ok || c == nil {
