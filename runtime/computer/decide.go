@@ -38,6 +38,9 @@ type Scope struct {
 	Value string `json:"value"`
 }
 
+// Covers reports whether a folder scope holds path (the folder itself or what is inside it).
+func (s Scope) Covers(path string) bool { return s.Kind == ScopeFolder && within(path, s.Value) }
+
 // Scope kinds.
 const (
 	ScopeFolder  = "folder"

@@ -44,14 +44,17 @@ func (r *run) instructions() string {
 const reportingNote = "\n\nWhen you finish, call report_result (Ensemble's MCP server) with the outcome and a summary; attach files the person should see with attach_evidence first."
 
 // newRunSecret makes the secret a run's MCP server is reached with, and remembers it.
-func (s *Service) newRunSecret(r *run) string {
+func (s *Service) newRunSecret(r *run) string { return s.newToken(r, "ens_run_", s.secrets) }
+
+// newToken makes a random token for r with prefix, kept by its hash in keys (under s.mu).
+func (s *Service) newToken(r *run, prefix string, keys map[string]*run) string {
 	var b [32]byte
 	rand.Read(b[:])
-	secret := "ens_run_" + hex.EncodeToString(b[:])
+	tok := prefix + hex.EncodeToString(b[:])
 	s.mu.Lock()
-	s.secrets[hashSecret(secret)] = r
+	keys[hashSecret(tok)] = r
 	s.mu.Unlock()
-	return secret
+	return tok
 }
 
 func (s *Service) dropRunSecrets(r *run) {

@@ -2,8 +2,6 @@ package jobs
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -90,15 +88,7 @@ func (r *run) secretsEnv() (map[string]string, string, error) {
 }
 
 // newGitToken makes the token a run's credential helper asks with, and remembers it.
-func (s *Service) newGitToken(r *run) string {
-	var b [32]byte
-	rand.Read(b[:])
-	tok := "ens_git_" + hex.EncodeToString(b[:])
-	s.mu.Lock()
-	s.gitKeys[hashSecret(tok)] = r
-	s.mu.Unlock()
-	return tok
-}
+func (s *Service) newGitToken(r *run) string { return s.newToken(r, "ens_git_", s.gitKeys) }
 
 // GitTokenLive reports whether token is the git token of a run that is going.
 func (s *Service) GitTokenLive(token string) bool {

@@ -193,8 +193,7 @@ func covers(sc computer.Scope, call computer.Call) bool {
 	if sc.Kind == computer.ScopeAddress {
 		return call.URL != ""
 	}
-	in := func(p string) bool { return p == sc.Value || strings.HasPrefix(p, sc.Value+"/") }
-	return in(call.Folder) || slices.ContainsFunc(call.Paths, in)
+	return sc.Covers(call.Folder) || slices.ContainsFunc(call.Paths, sc.Covers)
 }
 
 // KindComputerTool is a node's call on its owner's computer, ledgered by name: the tool, the

@@ -1,4 +1,7 @@
-// A node's sudo card (spec 002 §8.13, as the administrator; runtime/api/sudo.go): the page reads the
+// The node's cards that take something typed, sealed in this page for this computer: a sudo card's
+// password and a secret card's value (runtime/api/sudo.go, nodesecrets.go).
+//
+// A sudo card (spec 002 §8.13, as the administrator): the page reads the
 // exact command and this computer's seal key, seals the typed password for that key (purpose
 // "sudo", the card as the decision, the command's SHA-256 as the name) and sends only the box. The
 // runtime opens it once, for that command, and hands it to sudo through its askpass helper.
