@@ -15,10 +15,10 @@ type Op string
 
 // The calls the decision order knows.
 const (
-	OpRun    Op = "run"    // a command line, or a line typed in a terminal
-	OpRead   Op = "read"   // reading files: git, sharing a file
-	OpWrite  Op = "write"  // writing, moving or deleting files
-	OpHTTP   Op = "http"   // a request to one of this computer's own servers
+	OpRun   Op = "run"   // a command line, or a line typed in a terminal
+	OpRead  Op = "read"  // reading files: git, sharing a file
+	OpWrite Op = "write" // writing, moving or deleting files
+	OpHTTP  Op = "http"  // a request to one of this computer's own servers
 )
 
 // Call is one call to decide.
