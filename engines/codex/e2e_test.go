@@ -324,11 +324,14 @@ func testStop(t *testing.T, bin string) {
 	r := e.start(e.spec("wait a while"))
 	// The command runs in Codex's sandbox, in a process namespace of its own:
 	// its $$ means nothing here, so it is found by its command line.
+	// The sandbox's wrappers hold the words in their command lines for a moment before the
+	// command itself starts: wait for the command, seen once, not for the words.
 	deadline := time.Now().Add(30 * time.Second)
-	for len(processesWith("sleep 3017")) == 0 && time.Now().Before(deadline) {
+	sleeps := processesRunning("sleep", "3017")
+	for len(sleeps) == 0 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
+		sleeps = processesRunning("sleep", "3017")
 	}
-	sleeps := processesWith("sleep 3017")
 	codexPID := r.(*run).proc.Pid()
 	if len(sleeps) == 0 || !enginetest.Alive(codexPID) {
 		t.Fatal("nothing to stop")
@@ -368,6 +371,24 @@ func testSignedOut(t *testing.T, bin string) {
 	if n := len(e.server.Requests()); n != 0 {
 		t.Errorf("the model got %d requests from a Codex that is not signed in", n)
 	}
+}
+
+// processesRunning lists the live processes running exactly argv.
+func processesRunning(argv ...string) []int {
+	var out []int
+	want := strings.Join(argv, "\x00") + "\x00"
+	ents, _ := os.ReadDir("/proc")
+	for _, ent := range ents {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + ent.Name() + "/cmdline")
+		if err == nil && string(b) == want && enginetest.Alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // processesWith lists the live processes whose command line holds s.
