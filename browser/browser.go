@@ -191,8 +191,10 @@ type ScreencastOptions struct {
 // key as a keyboard sends it, or text typed.
 type Input struct {
 	Kind   string  `json:"kind"`        // tap, down, up, move, wheel, key, text
-	X, Y   float64 `json:"x,omitempty"` // 0..1 of the page's width and height
-	DX, DY float64 `json:"dx,omitempty"`
+	X      float64 `json:"x,omitempty"` // 0..1 of the page's width and height
+	Y      float64 `json:"y,omitempty"`
+	DX     float64 `json:"dx,omitempty"`
+	DY     float64 `json:"dy,omitempty"`
 	Key    string  `json:"key,omitempty"` // Enter, Tab, Backspace, ArrowDown, a, …
 	Text   string  `json:"text,omitempty"`
 }
