@@ -304,4 +304,3 @@ func (b *Broker) closeClean(id string) {
 	cb.proc.stop()
 	b.log.Info("clean browser closed", "tab", id)
 }
-

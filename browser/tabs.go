@@ -27,7 +27,7 @@ type tab struct {
 	height  int
 	lease   time.Duration
 	popup   bool
-	opener  string // the tab id of the page that opened this one
+	opener  string        // the tab id of the page that opened this one
 	ready   chan struct{} // a popup's: closed once attached
 
 	act sync.Mutex // one action at a time on a page
