@@ -255,7 +255,7 @@ func (b *Broker) startProc(ctx context.Context, key, dir string, visible bool) (
 	}
 	c := chromedp.FromContext(bctx)
 	p := &proc{key: key, dir: dir, headless: headless, ctx: bctx, cancel: cancel, lost: c.Browser.LostConnection, stopping: make(chan struct{})}
-	v, err := chromedp.CallBrowser(ctx, cdpbrowser.GetVersion, cdp.Empty{})
+	v, err := chromedp.CallBrowser(bctx, cdpbrowser.GetVersion, cdp.Empty{})
 	if err == nil {
 		p.ua = strings.ReplaceAll(v.UserAgent, "HeadlessChrome", "Chrome")
 		p.product = strings.ReplaceAll(v.Product, "HeadlessChrome", "Chrome")

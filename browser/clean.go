@@ -133,7 +133,7 @@ func (b *Broker) followCleanPopups(cb *cleanBrowser) {
 			pctx, cancel := chromedp.NewContext(cb.proc.ctx, chromedp.WithTargetID(id))
 			ctx, done := context.WithTimeout(b.root, 20*time.Second)
 			defer done()
-			if err := runUnder(ctx, pctx, func(c context.Context) error { return chromedp.Do(c) }); err != nil {
+			if err := startTarget(ctx, pctx); err != nil {
 				cancel()
 				return
 			}

@@ -146,7 +146,7 @@ func (b *Broker) attachNew(ctx context.Context, t *tab) error {
 		opts = append(opts, chromedp.WithNewBrowserContext())
 	}
 	tctx, cancel := chromedp.NewContext(p.ctx, opts...)
-	if err := runUnder(ctx, tctx, func(c context.Context) error { return chromedp.Do(c) }); err != nil {
+	if err := startTarget(ctx, tctx); err != nil {
 		cancel()
 		return fmt.Errorf("opening a tab: %w", err)
 	}
@@ -156,11 +156,24 @@ func (b *Broker) attachNew(ctx context.Context, t *tab) error {
 // attachExisting takes a target Chromium opened by itself (a popup) as t's page.
 func (b *Broker) attachExisting(ctx context.Context, t *tab, p *proc, id target.ID) error {
 	tctx, cancel := chromedp.NewContext(p.ctx, chromedp.WithTargetID(id))
-	if err := runUnder(ctx, tctx, func(c context.Context) error { return chromedp.Do(c) }); err != nil {
+	if err := startTarget(ctx, tctx); err != nil {
 		cancel()
 		return fmt.Errorf("following a new window: %w", err)
 	}
 	return b.setup(ctx, t, p, tctx, cancel)
+}
+
+// startTarget attaches tctx's target. It must run on tctx itself, not a child: chromedp runs
+// the target's event loop under the context of this first call.
+func startTarget(ctx, tctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- chromedp.Do(tctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // runUnder runs f on the tab's context while honouring the caller's ctx, which the tab's
