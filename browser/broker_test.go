@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -168,8 +171,176 @@ func TestBroker(t *testing.T) {
 		if got.Lang != language() {
 			t.Errorf("language %q, want %q", got.Lang, language())
 		}
-		if tz := timeZone(); tz != "" && got.TZ != tz {
+		if tz := timeZone(); tz != "" && got.TZ != tz && !(strings.HasSuffix(tz, "UTC") && strings.HasSuffix(got.TZ, "UTC")) {
 			t.Errorf("time zone %q, want %q", got.TZ, tz)
+		}
+	})
+
+	t.Run("popup shares its lease", func(t *testing.T) {
+		p := e.open(t, "/", OpenOptions{})
+		s := e.snap(t, p.Tab)
+		pg, err := e.b.Click(ctx, work, p.Tab, refOf(t, s, "button", "Open window"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pg.Popups) != 1 || pg.Popups[0].OpenedBy != p.Tab || !pg.Popups[0].Popup || pg.Note == "" {
+			t.Fatalf("popups: %+v", pg)
+		}
+		pop := pg.Popups[0].ID
+		t.Cleanup(func() { e.b.CloseTab(ctx, work, pop) })
+		ps := e.snap(t, pop)
+		if !strings.Contains(ps.Text, `button "Pay"`) {
+			t.Fatalf("popup snapshot:\n%s", ps.Text)
+		}
+		found := false
+		for _, ti := range e.b.Tabs(work) {
+			found = found || (ti.ID == pop && ti.Popup && ti.OpenedBy == p.Tab)
+		}
+		if !found {
+			t.Fatalf("tabs: %+v", e.b.Tabs(work))
+		}
+		// Using the popup keeps the opener too.
+		e.clk.add(9 * time.Minute)
+		e.snap(t, pop)
+		e.clk.add(2 * time.Minute)
+		e.b.sweep()
+		if _, err := e.b.use(work, p.Tab, false); err != nil {
+			t.Fatalf("the opener lapsed though its popup was used: %v", err)
+		}
+		e.clk.add(11 * time.Minute)
+		e.b.sweep()
+		for _, id := range []string{p.Tab, pop} {
+			if _, err := e.b.use(work, id, false); !errors.Is(err, ErrNoTab) {
+				t.Fatalf("%s outlived its lease: %v", id, err)
+			}
+		}
+	})
+
+	t.Run("address policy", func(t *testing.T) {
+		_, err := e.b.Open(ctx, OpenOptions{Work: work, Owner: "owner1", URL: e.refused.URL + "/"})
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "Ensemble itself") {
+			t.Fatalf("refused origin opened: %v", err)
+		}
+		if _, err := e.b.Open(ctx, OpenOptions{Work: work, URL: "file:///etc/passwd"}); !errors.Is(err, ErrRefused) {
+			t.Fatalf("file: %v", err)
+		}
+		p := e.open(t, "/docs", OpenOptions{})
+		if _, err := e.b.Navigate(ctx, work, p.Tab, e.site.URL+"/to-other"); !errors.Is(err, ErrRefused) {
+			t.Fatalf("a redirect to a refused origin: %v", err)
+		}
+		lp := e.open(t, "/offline", OpenOptions{Network: LocalOnly})
+		if lp.Title != "Offline" {
+			t.Fatalf("local page: %+v", lp)
+		}
+		var blocked bool
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !blocked; time.Sleep(50 * time.Millisecond) {
+			errs, _ := e.b.NetworkErrors(work, lp.Tab)
+			for _, ne := range errs {
+				blocked = blocked || (strings.Contains(ne.URL, "203.0.113.1") && strings.HasPrefix(ne.Error, "net::ERR_BLOCKED_BY_CLIENT"))
+			}
+		}
+		if !blocked {
+			errs, _ := e.b.NetworkErrors(work, lp.Tab)
+			t.Fatalf("the internet request was not blocked: %+v", errs)
+		}
+	})
+
+	t.Run("console and network errors", func(t *testing.T) {
+		p := e.open(t, "/errors", OpenOptions{})
+		var cons []ConsoleEntry
+		var nets []NetError
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			cons, _ = e.b.Console(work, p.Tab)
+			nets, _ = e.b.NetworkErrors(work, p.Tab)
+			if len(cons) >= 2 && len(nets) >= 1 {
+				break
+			}
+		}
+		var sawErr, sawExc, saw404 bool
+		for _, c := range cons {
+			sawErr = sawErr || (c.Level == "error" && strings.Contains(c.Text, "boom from page"))
+			sawExc = sawExc || (c.Level == "exception" && strings.Contains(c.Text, "uncaught kaboom"))
+		}
+		for _, n := range nets {
+			saw404 = saw404 || (n.Status == 404 && strings.HasSuffix(n.URL, "/missing.png") && n.Type == "Image")
+		}
+		if !sawErr || !sawExc || !saw404 {
+			t.Fatalf("console %+v network %+v", cons, nets)
+		}
+	})
+
+	t.Run("extract", func(t *testing.T) {
+		p := e.open(t, "/table", OpenOptions{})
+		x, err := e.b.Extract(ctx, work, p.Tab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(x.Markdown, "$19.99") || !strings.Contains(x.Markdown, "Widget") {
+			t.Fatalf("markdown:\n%s", x.Markdown)
+		}
+	})
+
+	t.Run("download and fetch", func(t *testing.T) {
+		p := e.open(t, "/download", OpenOptions{})
+		s := e.snap(t, p.Tab)
+		dir := t.TempDir()
+		f, err := e.b.Download(ctx, work, p.Tab, refOf(t, s, "link", "Get the report"), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(f.Path); f.Name != "report.csv" || string(b) != "a,b\n1,2\n" || !strings.HasPrefix(f.Mime, "text/") {
+			t.Fatalf("download %+v %q", f, b)
+		}
+		g, err := e.b.Fetch(ctx, work, p.Tab, e.site.URL+"/report.csv", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Name != "report (1).csv" || g.Size != 8 {
+			t.Fatalf("fetch %+v", g)
+		}
+		if _, err := e.b.Fetch(ctx, work, p.Tab, e.refused.URL+"/report.csv", dir); !errors.Is(err, ErrRefused) {
+			t.Fatalf("fetch from a refused origin: %v", err)
+		}
+	})
+
+	t.Run("screenshots", func(t *testing.T) {
+		p := e.open(t, "/password", OpenOptions{})
+		out := filepath.Join(os.TempDir(), "ensemble-browser-shots")
+		os.MkdirAll(out, 0o755)
+		for _, w := range []int{1280, 390} {
+			h := 800
+			if w == 390 {
+				h = 844
+			}
+			shot, err := e.b.Screenshot(ctx, work, p.Tab, ShotOptions{Width: w, Height: h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if shot.Masked != 1 || shot.Mime != "image/png" || len(shot.Image) < 1000 {
+				t.Fatalf("shot %d: masked %d mime %s size %d", w, shot.Masked, shot.Mime, len(shot.Image))
+			}
+			if strings.Contains(shot.Text, "hunter2") || !strings.Contains(shot.Text, "alice@example.com") {
+				t.Fatalf("shot text: %q", shot.Text)
+			}
+			os.WriteFile(filepath.Join(out, fmt.Sprintf("browser-%d.png", w)), shot.Image, 0o644)
+		}
+		// The mask is gone after the shot.
+		tb, _ := e.b.use(work, p.Tab, false)
+		style, _ := chromedp.Run(tb.context(), chromedp.Evaluate[string](`document.getElementById('p').getAttribute('style') || ''`))
+		if style != "" {
+			t.Fatalf("mask left: %q", style)
+		}
+		s := e.snap(t, p.Tab)
+		if strings.Contains(s.Text, "hunter2") {
+			t.Fatalf("a snapshot shows a password:\n%s", s.Text)
+		}
+		el, err := e.b.Screenshot(ctx, work, p.Tab, ShotOptions{Ref: refOf(t, s, "textbox", "Email"), Quality: 70})
+		if err != nil || el.Mime != "image/jpeg" || el.Width > 400 {
+			t.Fatalf("element shot: %v %s %dx%d", err, el.Mime, el.Width, el.Height)
+		}
+		full, err := e.b.Screenshot(ctx, work, p.Tab, ShotOptions{FullPage: true})
+		if err != nil || len(full.Image) == 0 {
+			t.Fatalf("full page: %v", err)
 		}
 	})
 }

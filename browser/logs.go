@@ -82,7 +82,7 @@ func (b *Broker) onEvent(t *tab, tctx context.Context, ev any) {
 		delete(t.inflight, string(ev.RequestID))
 		delete(t.reqs, string(ev.RequestID))
 		t.lastNet = time.Now()
-		if !ev.Canceled || ev.ErrorText == "net::ERR_BLOCKED_BY_CLIENT" {
+		if !ev.Canceled || strings.HasPrefix(ev.ErrorText, "net::ERR_BLOCKED_BY_CLIENT") {
 			t.neterrs.add(NetError{At: now, URL: ri.url, Method: ri.method, Error: ev.ErrorText, Type: string(ev.Type)})
 		}
 		t.mu.Unlock()

@@ -37,7 +37,7 @@ func (b *Broker) navigate(ctx context.Context, t *tab, u string) (Page, error) {
 func (b *Broker) load(ctx context.Context, t *tab, u string) error {
 	tctx := t.context()
 	t.mu.Lock()
-	t.status = 0
+	t.status, t.refusal = 0, nil
 	t.mu.Unlock()
 	err := runUnder(ctx, tctx, func(c context.Context) error {
 		c, cancel := context.WithTimeout(c, 45*time.Second)
@@ -52,10 +52,11 @@ func (b *Broker) load(ctx context.Context, t *tab, u string) error {
 		return b.waitLoaded(c, t)
 	})
 	if err != nil {
-		if errors.Is(err, chromedp.ErrPageLoad) && b.cfg.Refuse != nil {
-			if why := b.cfg.Refuse(u); why != "" {
-				return fmt.Errorf("%w: %s", ErrRefused, why)
-			}
+		t.mu.Lock()
+		refused := t.refusal
+		t.mu.Unlock()
+		if refused != nil && errors.Is(err, chromedp.ErrPageLoad) {
+			return refused
 		}
 		return fmt.Errorf("opening %.100s: %w", u, err)
 	}

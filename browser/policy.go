@@ -2,7 +2,6 @@ package browser
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -110,7 +109,12 @@ func (b *Broker) onPaused(t *tab, tctx context.Context, ev *fetch.EventRequestPa
 		return
 	}
 	if err := b.allowed(ctx, t, u); err != nil {
-		b.log.Info("request refused", "tab", t.id, "type", string(ev.ResourceType), "why", errors.Unwrap(err) != nil)
+		b.log.Info("request refused", "tab", t.id, "type", string(ev.ResourceType))
+		if ev.ResourceType == network.ResourceTypeDocument {
+			t.mu.Lock()
+			t.refusal = err
+			t.mu.Unlock()
+		}
 		_, _ = chromedp.Call(ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
 		return
 	}

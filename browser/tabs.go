@@ -51,6 +51,7 @@ type tab struct {
 	leaseEnds time.Time
 	born      int // order of creation, for Page.Popups
 	closing   bool
+	refusal   error // why the policy last refused a document
 
 	hold    *hold // non-nil while held for the owner
 	reopens []time.Time
