@@ -95,9 +95,16 @@ func (b *Broker) OpenClean(ctx context.Context, w Work, id string) (bool, error)
 		return false, err
 	}
 	cb := &cleanBrowser{tab: id, proc: p, visible: visible, host: h.host, origin: h.origin}
-	cb.pages = []cleanPage{{ctx: p.ctx, cancel: func() {}, id: chromedp.FromContext(p.ctx).Target.TargetID}}
+	// A page of its own, opened while about:blank (chromedp's attach asks it one question).
+	pctx, pcancel := chromedp.NewContext(p.ctx)
+	if err := startTarget(ctx, pctx); err != nil {
+		pcancel()
+		p.stop()
+		return false, fmt.Errorf("opening the clean browser: %w", err)
+	}
+	cb.pages = []cleanPage{{ctx: pctx, cancel: pcancel, id: chromedp.FromContext(pctx).Target.TargetID}}
 	pageURL := b.pageOf(ctx, t).URL
-	err = runUnder(ctx, p.ctx, func(c context.Context) error {
+	err = runUnder(ctx, pctx, func(c context.Context) error {
 		if p.headless {
 			if err := presentAsChrome(c, p); err != nil {
 				return err
@@ -107,8 +114,16 @@ func (b *Broker) OpenClean(ctx context.Context, w Work, id string) (bool, error)
 			}
 		}
 		cb.cookies = cleanCookieMark(c, cb.origin)
-		_, err := chromedp.Call(c, page.Navigate, page.NavigateParams{URL: pageURL})
-		return err
+		c, cancel := context.WithTimeout(c, 30*time.Second)
+		defer cancel()
+		loads := chromedp.Events(c, page.LoadEventFired)
+		if _, err := chromedp.Call(c, page.Navigate, page.NavigateParams{URL: pageURL}); err != nil {
+			return err
+		}
+		for _, err := range loads {
+			return err
+		}
+		return nil
 	})
 	if err != nil {
 		p.stop()
@@ -297,7 +312,7 @@ func (b *Broker) closeClean(id string) {
 		return
 	}
 	cb.mu.Lock()
-	for _, p := range cb.pages[1:] {
+	for _, p := range cb.pages {
 		p.cancel()
 	}
 	cb.mu.Unlock()

@@ -139,7 +139,7 @@ func (s *site) login(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	fmt.Fprint(w, `<!doctype html><html><head><title>Sign in</title><style>body{margin:0} input{position:absolute;left:100px;width:300px;height:40px;font-size:20px}</style></head><body>
-<form method="post" action="/login"><input name="user" id="user" autocomplete="username" style="top:100px"><input name="pass" id="pass" type="password" style="top:200px"></form></body></html>`)
+<form method="post" action="/login"><input name="user" id="user" autocomplete="username" style="top:100px"><input name="pass" id="pass" type="password" style="top:200px"><button type="submit" style="position:absolute;top:300px;left:100px">Sign in</button></form></body></html>`)
 }
 
 func template(s string) string {

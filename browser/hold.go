@@ -119,9 +119,8 @@ func (b *Broker) watchHold(t *tab, h *hold) {
 
 // expire gives a hold up at HoldLimit and closes its tab.
 func (b *Broker) expire(t *tab, h *hold) {
-	if b.tell(t, h, false, "expired") {
-		b.closeTab(t)
-	}
+	b.tell(t, h, false, "expired")
+	b.closeTab(t)
 }
 
 // tell calls OnSignIn once per hold.

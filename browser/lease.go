@@ -32,6 +32,13 @@ func (b *Broker) sweep() {
 	}
 	b.mu.Unlock()
 	for _, t := range lapsed {
+		t.mu.Lock()
+		h := t.hold
+		t.mu.Unlock()
+		if h != nil {
+			b.expire(t, h)
+			continue
+		}
 		b.log.Info("tab lease lapsed", "tab", t.id)
 		b.closeTab(t)
 	}
