@@ -32,7 +32,7 @@ type clock struct {
 	t  time.Time
 }
 
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // site is the test web site: pages for each behaviour the broker has.
@@ -76,7 +76,9 @@ func newSite(t testing.TB, other string) *site {
 <a href="/child" target="_blank">New tab link</a>`)
 	})
 	mux.HandleFunc("/docs", func(w http.ResponseWriter, r *http.Request) { html(w, "Docs", `<h2>Docs page</h2><p>Read me</p>`) })
-	mux.HandleFunc("/child", func(w http.ResponseWriter, r *http.Request) { html(w, "Child window", `<h1>Popup</h1><button>Pay</button>`) })
+	mux.HandleFunc("/child", func(w http.ResponseWriter, r *http.Request) {
+		html(w, "Child window", `<h1>Popup</h1><button>Pay</button>`)
+	})
 	mux.HandleFunc("/search", func(w http.ResponseWriter, r *http.Request) {
 		html(w, "Results", `<h1>Results for `+template(r.URL.Query().Get("q"))+`</h1>`)
 	})
