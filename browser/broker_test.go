@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
@@ -343,4 +344,61 @@ func TestBroker(t *testing.T) {
 			t.Fatalf("full page: %v", err)
 		}
 	})
+
+	t.Run("reopen under an id, private tab, status", func(t *testing.T) {
+		p := e.open(t, "/docs", OpenOptions{Tab: "t77", Private: true})
+		if p.Tab != "t77" {
+			t.Fatalf("tab id %s", p.Tab)
+		}
+		q := e.open(t, "/docs", OpenOptions{Tab: "t77"})
+		if q.Tab == "t77" {
+			t.Fatal("a used id was given twice")
+		}
+		if ti := e.b.Tabs(work); len(ti) != 2 || !ti[0].Private && !ti[1].Private {
+			t.Fatalf("tabs: %+v", ti)
+		}
+		st := e.b.Status(ctx)
+		if !st.Running || st.Tabs != 2 || st.Version == "" || st.Problem != "" || st.Chromium == "" {
+			t.Fatalf("status: %+v", st)
+		}
+	})
+
+	t.Run("held page closed by itself comes back", func(t *testing.T) {
+		p := e.open(t, "/docs", OpenOptions{})
+		if err := e.b.Hold(ctx, work, p.Tab, "sign_in", SignedInCheck{Selector: "#never"}); err != nil {
+			t.Fatal(err)
+		}
+		tb, _ := e.b.use(work, p.Tab, true)
+		old := tb.context()
+		c := chromedp.FromContext(old)
+		if _, err := chromedp.CallBrowser(old, target.CloseTarget, target.CloseTargetParams{TargetID: c.Target.TargetID}); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			tb.mu.Lock()
+			back := tb.ctx != old && strings.HasSuffix(tb.url, "/docs")
+			tb.mu.Unlock()
+			if back {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the held tab did not open again")
+			}
+		}
+		if ti := e.b.Tabs(work); len(ti) != 1 || ti[0].ID != p.Tab || !ti[0].Held {
+			t.Fatalf("tabs: %+v", ti)
+		}
+	})
+}
+
+func TestStatusWithoutChromium(t *testing.T) {
+	b := New(Config{Chromium: "/nonexistent/chromium", DataDir: t.TempDir()})
+	defer b.Close()
+	st := b.Status(context.Background())
+	if st.Problem != installHint || st.Running {
+		t.Fatalf("status: %+v", st)
+	}
+	if _, err := b.Open(context.Background(), OpenOptions{Work: work, URL: "about:blank"}); !errors.Is(err, ErrNoChromium) {
+		t.Fatalf("open: %v", err)
+	}
 }

@@ -101,11 +101,13 @@ func (b *Broker) newTabID(want string) string {
 }
 
 // procForTab is the Chromium a tab lives in: its owner's profile, or the private one.
+// It shows windows when the computer has a screen and the broker is not told to be headless.
 func (b *Broker) procForTab(ctx context.Context, t *tab) (*proc, error) {
+	visible := hasDisplay() && !b.cfg.Headless
 	if t.private {
-		return b.procFor(ctx, "private", filepath.Join(b.cfg.DataDir, "private"), false)
+		return b.procFor(ctx, "private", filepath.Join(b.cfg.DataDir, "private"), visible)
 	}
-	return b.procFor(ctx, "owner:"+t.owner, filepath.Join(b.cfg.DataDir, "profiles", sanitize(t.owner)), false)
+	return b.procFor(ctx, "owner:"+t.owner, filepath.Join(b.cfg.DataDir, "profiles", sanitize(t.owner)), visible)
 }
 
 // Open opens a tab at o.URL.
