@@ -65,6 +65,17 @@ func (b *Broker) adoptPopup(p *proc, info *target.Info) {
 			b.forget(t)
 			return
 		}
+		// The window began loading before its interception was on: check where it went.
+		if u := b.pageOf(ctx, t).URL; u != "" && u != "about:blank" {
+			if err := b.allowed(ctx, t, u); err != nil {
+				t.mu.Lock()
+				t.neterrs.add(NetError{At: b.cfg.Now(), URL: u, Method: "GET", Error: "refused: " + err.Error(), Type: "Document"})
+				t.mu.Unlock()
+				t.act.Lock()
+				_ = b.load(ctx, t, "about:blank")
+				t.act.Unlock()
+			}
+		}
 		b.log.Info("followed a new window", "tab", t.id, "openedBy", t.opener)
 	}()
 }
