@@ -3,10 +3,12 @@ package browser
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/runtime"
@@ -64,15 +66,30 @@ func pressKey(ctx context.Context, key string) error {
 	return chromedp.Do(ctx, chromedp.KeyEvent(k, chromedp.KeyModifiers(mod)))
 }
 
-// ref finds a reference of the tab's last snapshot.
-func (t *tab) ref(ref string) (cdp.BackendNodeID, error) {
+// ref finds an element of the tab's last snapshot: an element since removed from the page,
+// or one of an older document, is no reference.
+func (t *tab) ref(ctx context.Context, ref string) (cdp.BackendNodeID, error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	id, ok := t.refs[strings.TrimPrefix(ref, "ref=")]
-	if !ok || id == 0 {
+	obj, n := t.snap, t.nrefs
+	t.mu.Unlock()
+	i, err := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(ref, "ref="), "e"))
+	if obj == "" || err != nil || i < 1 || i > n {
 		return 0, fmt.Errorf("%w: %s", ErrNoRef, ref)
 	}
-	return id, nil
+	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		ObjectID:            obj,
+		FunctionDeclaration: `function(i) { const e = this[i]; return e && e.isConnected ? e : null; }`,
+		Arguments:           []*runtime.CallArgument{{Value: jsonv2.Value(strconv.Itoa(i - 1))}},
+	})
+	if err != nil || res.Result == nil || res.Result.ObjectID == "" {
+		return 0, fmt.Errorf("%w: %s", ErrNoRef, ref)
+	}
+	defer chromedp.Call(ctx, runtime.ReleaseObject, runtime.ReleaseObjectParams{ObjectID: res.Result.ObjectID})
+	d, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: res.Result.ObjectID})
+	if err != nil || d.Node == nil {
+		return 0, fmt.Errorf("%w: %s", ErrNoRef, ref)
+	}
+	return d.Node.BackendNodeID, nil
 }
 
 // center scrolls the element into view and finds the middle of its box.
@@ -123,7 +140,7 @@ func (b *Broker) action(ctx context.Context, w Work, id string, detect bool, f f
 // Click clicks ref with the mouse, as a person does.
 func (b *Broker) Click(ctx context.Context, w Work, id, ref string) (Page, error) {
 	return b.action(ctx, w, id, true, func(c context.Context, t *tab) error {
-		n, err := t.ref(ref)
+		n, err := t.ref(c, ref)
 		if err != nil {
 			return err
 		}
@@ -138,7 +155,7 @@ func (b *Broker) Click(ctx context.Context, w Work, id, ref string) (Page, error
 // Type types text into ref in place of what it holds, and presses Enter when submit.
 func (b *Broker) Type(ctx context.Context, w Work, id, ref, text string, submit bool) (Page, error) {
 	return b.action(ctx, w, id, submit, func(c context.Context, t *tab) error {
-		n, err := t.ref(ref)
+		n, err := t.ref(c, ref)
 		if err != nil {
 			return err
 		}
@@ -191,7 +208,11 @@ func (b *Broker) Wait(ctx context.Context, w Work, id string, o WaitOptions) (Pa
 	defer cancel()
 	var n cdp.BackendNodeID
 	if o.Ref != "" {
-		if n, err = t.ref(o.Ref); err != nil {
+		err = runUnder(ctx, t.context(), func(c context.Context) error {
+			n, err = t.ref(c, o.Ref)
+			return err
+		})
+		if err != nil {
 			return Page{}, err
 		}
 	}

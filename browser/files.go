@@ -29,7 +29,7 @@ const maxFetch = 100 << 20
 // Upload puts files into a file input (the runtime has judged the paths).
 func (b *Broker) Upload(ctx context.Context, w Work, id, ref string, paths []string) (Page, error) {
 	return b.action(ctx, w, id, false, func(c context.Context, t *tab) error {
-		n, err := t.ref(ref)
+		n, err := t.ref(c, ref)
 		if err != nil {
 			return err
 		}
@@ -41,10 +41,6 @@ func (b *Broker) Upload(ctx context.Context, w Work, id, ref string, paths []str
 // Download clicks ref and waits for the file it downloads into dir.
 func (b *Broker) Download(ctx context.Context, w Work, id, ref, dir string) (File, error) {
 	t, err := b.use(w, id, false)
-	if err != nil {
-		return File{}, err
-	}
-	n, err := t.ref(ref)
 	if err != nil {
 		return File{}, err
 	}
@@ -61,6 +57,10 @@ func (b *Broker) Download(ctx context.Context, w Work, id, ref, dir string) (Fil
 		if _, err := chromedp.CallBrowser(c, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
 			Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName, BrowserContextID: bcid, DownloadPath: dir, EventsEnabled: new(true),
 		}); err != nil {
+			return err
+		}
+		n, err := t.ref(c, ref)
+		if err != nil {
 			return err
 		}
 		begins := chromedp.BrowserEvents(c, cdpbrowser.DownloadWillBegin)

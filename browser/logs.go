@@ -103,7 +103,7 @@ func (b *Broker) onEvent(t *tab, tctx context.Context, ev any) {
 		if ev.Frame != nil && ev.Frame.ParentID == "" {
 			t.mu.Lock()
 			t.url = ev.Frame.URL
-			t.refs = nil // a new document: the old references name nothing
+			t.snap, t.nrefs = "", 0 // a new document: the old references name nothing
 			t.mu.Unlock()
 		}
 	}

@@ -79,7 +79,7 @@ func (b *Broker) shoot(ctx context.Context, t *tab, o ShotOptions, s *Shot) erro
 	}
 	defer chromedp.Run(context.WithoutCancel(ctx), chromedp.Evaluate[bool](unmaskJS))
 	s.Masked, s.Text = m.Masked, m.Text
-	p := page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng}
+	p := page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng, OptimizeForSpeed: new(true)}
 	s.Mime = "image/png"
 	if o.Quality > 0 && o.Quality < 100 {
 		p.Format, p.Quality, s.Mime = page.CaptureScreenshotFormatJpeg, new(int64(o.Quality)), "image/jpeg"
@@ -87,7 +87,7 @@ func (b *Broker) shoot(ctx context.Context, t *tab, o ShotOptions, s *Shot) erro
 	s.Width, s.Height = width, height
 	switch {
 	case o.Ref != "":
-		n, err := t.ref(o.Ref)
+		n, err := t.ref(ctx, o.Ref)
 		if err != nil {
 			return err
 		}

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -17,8 +17,9 @@ const MaxSnapshot = 8000
 
 // Snapshot reads the tab's page as an accessibility-like tree, one node a line. It walks the
 // DOM in one evaluation (Chromium's full accessibility tree costs ~150 ms on a 1,000-element
-// page; this costs a few), then maps its references to backend node ids through one
-// DOM.getDocument: both count the document's elements in the same order.
+// page; this costs about ten) and keeps the elements it gave references to as one array that
+// only this broker holds (a CDP object group the page cannot see), until the next snapshot or
+// navigation.
 func (b *Broker) Snapshot(ctx context.Context, w Work, id string, o SnapshotOptions) (Snapshot, error) {
 	t, err := b.use(w, id, false)
 	if err != nil {
@@ -30,78 +31,68 @@ func (b *Broker) Snapshot(ctx context.Context, w Work, id string, o SnapshotOpti
 	t.act.Lock()
 	defer t.act.Unlock()
 	var walk domWalk
-	var refs map[string]cdp.BackendNodeID
+	var els runtime.RemoteObjectID
 	err = runUnder(ctx, t.context(), func(c context.Context) error {
 		var err error
-		walk, refs, err = snapshotPage(c, o)
+		walk, els, err = snapshotPage(c, o)
 		return err
 	})
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("reading the page: %w", err)
 	}
 	t.mu.Lock()
-	t.refs = refs
+	t.snap, t.nrefs = els, walk.Refs
 	t.mu.Unlock()
-	return Snapshot{Page: b.finish(ctx, t, b.popupMark(), true), Text: walk.Text, Refs: len(refs), Truncated: walk.Truncated}, nil
+	return Snapshot{Page: b.finish(ctx, t, b.popupMark(), true), Text: walk.Text, Refs: walk.Refs, Truncated: walk.Truncated}, nil
 }
 
-// domWalk is what snapshotJS answers.
+// snapGroup holds the elements of a tab's last snapshot.
+const snapGroup = "ensemble-snapshot"
+
+// domWalk is what snapshotJS answers, read by value.
 type domWalk struct {
-	Text      string   `json:"text"`
-	Refs      []int    `json:"refs"` // element index in document order, per reference e1, e2, …
-	Tags      []string `json:"tags"` // their tag names, to check the mapping
-	Count     int      `json:"count"`
-	Truncated bool     `json:"truncated"`
+	Text      string `json:"text"`
+	Refs      int    `json:"refs"`
+	Truncated bool   `json:"truncated"`
 }
 
-// domNode is the little of DOM.getDocument the mapping needs.
-type domNode struct {
-	NodeType      int               `json:"nodeType"`
-	NodeName      string            `json:"nodeName"`
-	BackendNodeID cdp.BackendNodeID `json:"backendNodeId"`
-	Children      []domNode         `json:"children"`
-}
-
-func snapshotPage(ctx context.Context, o SnapshotOptions) (domWalk, map[string]cdp.BackendNodeID, error) {
-	walk, err := chromedp.Run(ctx, chromedp.Evaluate[domWalk](fmt.Sprintf(snapshotJS, o.MaxChars, o.Interactive, secretSelector)))
+func snapshotPage(ctx context.Context, o SnapshotOptions) (domWalk, runtime.RemoteObjectID, error) {
+	var walk domWalk
+	_, _ = chromedp.Call(ctx, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: snapGroup})
+	res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
+		Expression: fmt.Sprintf(snapshotJS, o.MaxChars, o.Interactive, secretSelector), ObjectGroup: snapGroup,
+	})
 	if err != nil {
-		return walk, nil, err
+		return walk, "", err
 	}
-	var doc struct {
-		Root domNode `json:"root"`
+	if res.ExceptionDetails != nil || res.Result == nil || res.Result.ObjectID == "" {
+		return walk, "", fmt.Errorf("the page's walk failed")
 	}
-	c := chromedp.FromContext(ctx)
-	if err := c.Target.Call(ctx, dom.CommandGetDocument, map[string]any{"depth": -1}, &doc); err != nil {
-		return walk, nil, err
+	got, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		ObjectID:            res.Result.ObjectID,
+		FunctionDeclaration: `function() { return {text: this.text, refs: this.els.length, truncated: this.truncated}; }`,
+		ReturnByValue:       new(true),
+	})
+	if err != nil || got.Result == nil {
+		return walk, "", fmt.Errorf("reading the page's walk: %v", err)
 	}
-	var els []domNode
-	var collect func(n *domNode)
-	collect = func(n *domNode) {
-		if n.NodeType == 1 {
-			els = append(els, domNode{NodeName: n.NodeName, BackendNodeID: n.BackendNodeID})
-		}
-		for i := range n.Children {
-			collect(&n.Children[i])
-		}
+	if err := jsonv2.Unmarshal(got.Result.Value, &walk); err != nil {
+		return walk, "", err
 	}
-	collect(&doc.Root)
-	refs := make(map[string]cdp.BackendNodeID, len(walk.Refs))
-	for i, idx := range walk.Refs {
-		// A page that changed between the two reads loses the references that moved.
-		if idx < len(els) && i < len(walk.Tags) && strings.EqualFold(els[idx].NodeName, walk.Tags[i]) {
-			refs[fmt.Sprintf("e%d", i+1)] = els[idx].BackendNodeID
-		}
+	els, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		ObjectID: res.Result.ObjectID, FunctionDeclaration: `function() { return this.els; }`, ObjectGroup: snapGroup,
+	})
+	if err != nil || els.Result == nil {
+		return walk, "", fmt.Errorf("keeping the page's references: %v", err)
 	}
-	return walk, refs, nil
+	return walk, els.Result.ObjectID, nil
 }
 
 // snapshotJS walks the document: roles and names as the accessibility tree gives them for
 // common markup, references for what can be acted on, values except secret fields'.
 const snapshotJS = `(() => {
   const max = %d, interactive = %t, secretSel = %q;
-  const all = document.getElementsByTagName('*'), index = new Map();
-  for (let i = 0; i < all.length; i++) index.set(all[i], i);
-  const out = [], refs = [], tags = []; let size = 0, truncated = false;
+  const out = [], els = []; let size = 0, truncated = false;
   const squash = s => (s || '').replace(/\s+/g, ' ').trim();
   const clip = (s, n) => s.length > n ? s.slice(0, n) + '…' : s;
   const q = s => '"' + clip(squash(s), 200).replace(/"/g, '\\"') + '"';
@@ -158,7 +149,7 @@ const snapshotJS = `(() => {
       if (name) l += ' ' + q(name);
       if (e.checked || e.getAttribute('aria-checked') === 'true') l += ' [checked]';
       if (e.disabled || e.getAttribute('aria-disabled') === 'true') l += ' [disabled]';
-      if (index.has(e)) { refs.push(index.get(e)); tags.push(e.localName); l += ' [ref=e' + refs.length + ']'; }
+      els.push(e); l += ' [ref=e' + els.length + ']';
       if (valued.has(role) && !e.matches(secretSel) && e.type !== 'password') {
         const v = e.localName === 'select' ? (e.selectedOptions[0] ? e.selectedOptions[0].text : '') : (e.isContentEditable ? e.innerText : e.value);
         if (squash(v)) l += ': ' + clip(squash(v), 200);
@@ -183,7 +174,7 @@ const snapshotJS = `(() => {
     if (e.shadowRoot) for (const c of e.shadowRoot.children) walk(c, depth);
   };
   if (document.body) walk(document.body, 0);
-  return {text: out.join('\n'), refs, tags, count: all.length, truncated};
+  return {text: out.join('\n'), els, truncated};
 })()`
 
 func isBullets(s string) bool { return strings.Trim(s, "•*●") == "" }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
@@ -43,7 +44,8 @@ type tab struct {
 	loading   bool
 	inflight  map[string]bool
 	lastNet   time.Time
-	refs      map[string]cdp.BackendNodeID
+	snap      runtime.RemoteObjectID // the elements of the last snapshot, e1 first
+	nrefs     int
 	reqs      map[string]reqInfo
 	console   ring[ConsoleEntry]
 	neterrs   ring[NetError]
@@ -200,7 +202,7 @@ func (b *Broker) setup(ctx context.Context, t *tab, p *proc, tctx context.Contex
 	t.proc, t.ctx, t.cancel, t.targetID = p, tctx, cancel, c.Target.TargetID
 	t.inflight = map[string]bool{}
 	t.reqs = map[string]reqInfo{}
-	t.refs = nil
+	t.snap, t.nrefs = "", 0
 	if t.loaded == nil {
 		t.loaded = make(chan struct{}, 1)
 	}
