@@ -18,6 +18,9 @@ import (
 // shown is the page a live view or takeover of a tab sees: the clean browser's newest window
 // while it is open, else the tab's own page.
 func (b *Broker) shown(t *tab) (context.Context, target.ID, bool) {
+	// A held tab that is opening again holds its action lock: wait for it.
+	t.act.Lock()
+	t.act.Unlock()
 	if cb := b.cleanOf(t.id); cb != nil {
 		if p, ok := cb.active(); ok {
 			return p.ctx, p.id, p.popup

@@ -95,6 +95,30 @@ func TestSignIn(t *testing.T) {
 		}
 	})
 
+	t.Run("signed in on the tab itself", func(t *testing.T) {
+		p := e.open(t, "/login", OpenOptions{Owner: "bob"})
+		if err := e.b.Hold(ctx, work, p.Tab, "sign_in", SignedInCheck{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range []Input{
+			{Kind: "tap", X: 250.0 / 1280, Y: 120.0 / 800}, {Kind: "text", Text: "alice"},
+			{Kind: "tap", X: 250.0 / 1280, Y: 220.0 / 800}, {Kind: "text", Text: "s3cret"}, {Kind: "key", Key: "Enter"},
+		} {
+			if err := e.b.Input(ctx, work, p.Tab, in); err != nil {
+				t.Fatalf("input %s: %v", in.Kind, err)
+			}
+		}
+		if got := e.waitSignIn(t, 15*time.Second); got != p.Tab+" ok tab" {
+			t.Fatalf("OnSignIn: %s", got)
+		}
+		if ok, err := e.b.CheckSignIn(ctx, work, p.Tab); !ok || err != nil {
+			t.Fatalf("check: %v %v", ok, err)
+		}
+		if _, err := e.b.Snapshot(ctx, work, p.Tab, SnapshotOptions{}); !errors.Is(err, ErrSensitive) {
+			t.Fatalf("seen done, the tab stays held until released: %v", err)
+		}
+	})
+
 	t.Run("held tab comes back after Chromium is killed", func(t *testing.T) {
 		p := e.open(t, "/password", OpenOptions{Owner: "crashy"})
 		if err := e.b.Hold(ctx, work, p.Tab, "sign_in", SignedInCheck{}); err != nil {
