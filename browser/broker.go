@@ -23,6 +23,15 @@ import (
 const installHint = "Install Chromium or Google Chrome (on Debian: apt install chromium)"
 
 // Broker is the Chromium broker. Its zero value is not usable: call New.
+//
+// One Chromium runs per profile (a user-data-dir belongs to one process): one per owner at
+// <DataDir>/profiles/<owner>, one for private tabs (each tab its own browser context, disposed
+// with it), and one clean browser per owner at <DataDir>/signin/<owner> while a sign-in uses
+// it. Each starts on first use. A Chromium that exits by itself is counted as a restart; its
+// held tabs open again under their ids (the next call starts it), the others are gone.
+//
+// Locks: b.mu before a tab's mu, never the other way; a tab's act lock (one action at a time)
+// is taken before either.
 type Broker struct {
 	cfg Config
 	log *slog.Logger

@@ -285,9 +285,18 @@ func (b *Broker) forget(t *tab) {
 // unless the action may touch it.
 func (b *Broker) use(w Work, id string, sensitiveOK bool) (*tab, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	t := b.tabs[id]
-	if t == nil {
+	b.mu.Unlock()
+	if t != nil && t.ready != nil {
+		// A popup being attached: wait for it rather than act on no page.
+		select {
+		case <-t.ready:
+		case <-time.After(20 * time.Second):
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if t == nil || b.tabs[id] != t || t.context() == nil {
 		return nil, fmt.Errorf("%w: %s", ErrNoTab, id)
 	}
 	if t.work != w {
