@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/domstorage"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -24,7 +25,8 @@ import (
 // Storage and DOMStorage domains.
 //
 // chromedp's attach to a page enables the Runtime domain and evaluates `self` once to tell a
-// worker from a page; the first page is attached while it is still about:blank.
+// worker from a page (the first page is attached while it is still about:blank, a popup as it
+// is created); the broker then disables the Runtime domain again.
 type cleanBrowser struct {
 	tab     string
 	proc    *proc
@@ -105,6 +107,9 @@ func (b *Broker) OpenClean(ctx context.Context, w Work, id string) (bool, error)
 	cb.pages = []cleanPage{{ctx: pctx, cancel: pcancel, id: chromedp.FromContext(pctx).Target.TargetID}}
 	pageURL := b.pageOf(ctx, t).URL
 	err = runUnder(ctx, pctx, func(c context.Context) error {
+		if err := quiet(c); err != nil {
+			return err
+		}
 		if p.headless {
 			if err := presentAsChrome(c, p); err != nil {
 				return err
@@ -152,14 +157,27 @@ func (b *Broker) followCleanPopups(cb *cleanBrowser) {
 				cancel()
 				return
 			}
-			if cb.proc.headless {
-				_ = runUnder(ctx, pctx, func(c context.Context) error { return presentAsChrome(c, cb.proc) })
-			}
+			_ = runUnder(ctx, pctx, func(c context.Context) error {
+				if err := quiet(c); err != nil {
+					return err
+				}
+				if cb.proc.headless {
+					return presentAsChrome(c, cb.proc)
+				}
+				return nil
+			})
 			cb.mu.Lock()
 			cb.pages = append(cb.pages, cleanPage{ctx: pctx, cancel: cancel, id: id, popup: true})
 			cb.mu.Unlock()
 		}(e.TargetInfo.TargetID)
 	})
+}
+
+// quiet turns off the Runtime domain chromedp's attach enabled: a page can notice it (how
+// console arguments are serialised), and the clean browser runs no script.
+func quiet(ctx context.Context) error {
+	_, err := chromedp.Call(ctx, cdpruntime.Disable, cdp.Empty{})
+	return err
 }
 
 // cleanCookieMark fingerprints the clean browser's cookies for origin.
