@@ -117,7 +117,13 @@ func newSite(t testing.TB, other string) *site {
 		s.mu.Lock()
 		s.sessions = append(s.sessions, c.Value)
 		s.mu.Unlock()
-		html(w, "Welcome", `<h1>Welcome back</h1><p>Signed in.</p>`)
+		// Only the page right after the sign-in keeps a setting in local storage: a tab that
+		// has it without passing here got it moved from the clean browser.
+		script := ""
+		if r.URL.Query().Get("fresh") == "1" {
+			script = `<script>localStorage.setItem('prefs', 'dark')</script>`
+		}
+		html(w, "Welcome", `<h1>Welcome back</h1><p>Signed in.</p>`+script)
 	})
 	mux.HandleFunc("/many", func(w http.ResponseWriter, r *http.Request) { html(w, "Many", manyElements(1000)) })
 	s.Server = httptest.NewServer(mux)
@@ -131,7 +137,7 @@ func (s *site) login(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		if r.FormValue("user") == "alice" && r.FormValue("pass") == "s3cret" {
 			http.SetCookie(w, &http.Cookie{Name: "session", Value: "alice-session", Path: "/", HttpOnly: true})
-			http.Redirect(w, r, "/home", http.StatusSeeOther)
+			http.Redirect(w, r, "/home?fresh=1", http.StatusSeeOther)
 			return
 		}
 	}

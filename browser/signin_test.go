@@ -93,6 +93,10 @@ func TestSignIn(t *testing.T) {
 		if err != nil || !strings.Contains(s.Text, "Welcome back") {
 			t.Fatalf("after release: %v\n%s", err, s.Text)
 		}
+		tb, _ := e.b.use(work, p.Tab, false)
+		if v, _ := chromedp.Run(tb.context(), chromedp.Evaluate[string](`localStorage.getItem('prefs') || ''`)); v != "dark" {
+			t.Fatalf("the site's local storage did not move: %q", v)
+		}
 	})
 
 	t.Run("signed in on the tab itself", func(t *testing.T) {
