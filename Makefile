@@ -80,6 +80,7 @@ test-go:
 bench: ui
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./app/
 	$(GO) test -run '^$$' -bench . -benchmem ./runtime/... ./engines/...
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./browser/
 
 ## bench-board: only the board with 1,000 tasks in Chromium (20 loads: first paint, time to
 ## interactive against its 400 ms p95 budget, the painted frame), as `make bench` runs it

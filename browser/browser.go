@@ -190,11 +190,13 @@ type ScreencastOptions struct {
 // Input is one input event of a takeover: a tap or click at a fraction of the page, a wheel, a
 // key as a keyboard sends it, or text typed.
 type Input struct {
-	Kind   string  `json:"kind"`        // tap, down, up, move, wheel, key, text
-	X, Y   float64 `json:"x,omitempty"` // 0..1 of the page's width and height
-	DX, DY float64 `json:"dx,omitempty"`
-	Key    string  `json:"key,omitempty"` // Enter, Tab, Backspace, ArrowDown, a, …
-	Text   string  `json:"text,omitempty"`
+	Kind string  `json:"kind"`        // tap, down, up, move, wheel, key, text
+	X    float64 `json:"x,omitempty"` // 0..1 of the page's width and height
+	Y    float64 `json:"y,omitempty"`
+	DX   float64 `json:"dx,omitempty"`
+	DY   float64 `json:"dy,omitempty"`
+	Key  string  `json:"key,omitempty"` // Enter, Tab, Backspace, ArrowDown, a, …
+	Text string  `json:"text,omitempty"`
 }
 
 // Errors the broker returns; the runtime turns them into the sentence a model or person reads.
