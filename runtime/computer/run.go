@@ -43,6 +43,9 @@ type RunRequest struct {
 	// OnBrowserURL hears each page the command asks a browser to open, through BROWSER or
 	// xdg-open (browsershim.go), that OpenableURL lets open. Without it such a page is dropped.
 	OnBrowserURL func(cmdID, url string)
+	// Detach, closed, ends the foreground wait at once, the command going on in the background
+	// (its owner was asked to sign in: the node hears so now, not in a minute).
+	Detach <-chan struct{}
 }
 
 // Result is what a node hears of a command.
@@ -124,8 +127,10 @@ func (c *Computer) Run(ctx context.Context, req RunRequest) (Result, error) {
 		shim.close()
 		return Result{}, fmt.Errorf("The command could not start: %w.", err)
 	}
-	if !req.Background {
-		c.waitForeground(ctx, k, nil)
+	if !req.Background && c.waitForeground(ctx, k, req.Detach) {
+		k.mu.Lock()
+		k.background = k.ended.IsZero()
+		k.mu.Unlock()
 	}
 	return c.result(k, 0), nil
 }

@@ -42,7 +42,7 @@ func init() {
 }
 
 // computerWordsRe finds a turn that may want the computer itself.
-var computerWordsRe = regexp.MustCompile(`(?i)\b(attached|computer|run|command|shell|terminal|install|download|script|files?|folders?|directory|disk|git|status|diff|log|localhost|127\.0\.0\.1|server|port|process(es)?|htop|top|ls|cat|grep|npm|pip|python|node|make|write|save|move|rename|delete|remove|report|notes?)\b`)
+var computerWordsRe = regexp.MustCompile(`(?i)\b(attached|computer|run|command|shell|terminal|install|download|script|files?|folders?|directory|disk|git|status|diff|log|localhost|127\.0\.0\.1|server|port|process(es)?|htop|top|ls|cat|grep|npm|pip|python|node|make|write|save|move|rename|delete|remove|report|notes?|log ?in|sign[ -]?in|authenticate)\b`)
 
 // computerToolsFor are the computer tools a turn offers: only a turn its owner started and only
 // they read (every room here is the owner's alone), where the words are about the computer or
