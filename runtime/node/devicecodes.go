@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/computer"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/terminal"
 )
 
 // Sign-ins a command needs (spec 002 §8.16.4). A node signs a command-line tool in with
@@ -222,4 +225,24 @@ func hostOfURL(raw string) string {
 		return u.Host
 	}
 	return ""
+}
+
+// terminalShim gives a node's terminal the browser helper its commands run with (spec 002
+// §8.16.4): a page opened in it goes to OpenCLISignIn in the node's chat with its owner, where
+// its computer tools are. stop, called when the terminal ends, removes the helper.
+func (s *Service) terminalShim(o terminal.StartOptions, n Node) (terminal.StartOptions, func()) {
+	if s.cfg.Computer == nil {
+		return o, func() {}
+	}
+	id := "terminal:" + ledger.NewID("")
+	env, stop, err := s.cfg.Computer.BrowserShim(os.Getenv("PATH"), func(u string) {
+		s.cliSignIn(s.life, CLISignIn{NodeID: n.ID, RoomID: n.DMRoomID, Lane: convLane(n.DMRoomID, true), Private: true,
+			CommandID: id, Command: "a terminal", URL: u, ExpiresAt: s.now().Add(TerminalMaxAge)})
+	})
+	if err != nil {
+		s.log.Warn("node: no browser helper for a terminal", "node", n.Slug, "err", err)
+		return o, func() {}
+	}
+	o.Env = append(slices.Clone(o.Env), env...)
+	return o, stop
 }
