@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -410,4 +411,26 @@ func (w *capped) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return string(w.buf)
+}
+
+// Running lists a node's commands still going, oldest first.
+func (c *Computer) Running(nodeID string) []Result {
+	c.mu.Lock()
+	var ks []*Command
+	for _, k := range c.cmds {
+		k.mu.Lock()
+		if k.nodeID == nodeID && k.ended.IsZero() {
+			ks = append(ks, k)
+		}
+		k.mu.Unlock()
+	}
+	c.mu.Unlock()
+	slices.SortFunc(ks, func(a, b *Command) int { return a.started.Compare(b.started) })
+	out := make([]Result, 0, len(ks))
+	for _, k := range ks {
+		r := c.result(k, 0)
+		r.Output, r.More = "", 0 // what is going, not what it said
+		out = append(out, r)
+	}
+	return out
 }

@@ -247,6 +247,7 @@ func (s *Service) runCommand(ctx context.Context, c *turnCtx, call computer.Call
 	which := computer.SignInCommand(call.Command)
 	if which != "" {
 		req.Background, req.Timeout = true, computer.SignInLimit
+		s.replaceSignIns(ctx, c.node.ID, which)
 	}
 	limit := req.Timeout
 	if limit <= 0 {

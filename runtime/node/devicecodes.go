@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -245,4 +246,79 @@ func (s *Service) terminalShim(o terminal.StartOptions, n Node) (terminal.StartO
 	}
 	o.Env = append(slices.Clone(o.Env), env...)
 	return o, stop
+}
+
+// expireDeviceCodes marks expired the code cards still pending from before a start: their
+// commands ended with the process that ran them.
+func (s *Service) expireDeviceCodes(ctx context.Context) error {
+	return s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
+		rows, err := tx.QueryContext(tx.Context(), "SELECT "+msgCols+" FROM node_messages WHERE kind = 'text' AND json_extract(data, '$.type') = ? AND json_extract(data, '$.status') = ?",
+			DeviceCodeType, DeviceCodePending)
+		if err != nil {
+			return fmt.Errorf("node: read sign-in code cards: %w", err)
+		}
+		var ms []Message
+		for rows.Next() {
+			m, err := scanMessage(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			ms = append(ms, m)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, m := range ms {
+			var c DeviceCodeCard
+			if json.Unmarshal(m.Data, &c) != nil {
+				continue
+			}
+			c.Status = DeviceCodeExpired
+			m.Data, _ = json.Marshal(c)
+			if err := s.updateMessageTx(tx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// DeviceCodeReplaced is a code card whose command a newer run of the same sign-in replaced.
+const DeviceCodeReplaced = "replaced"
+
+// replaceSignIns stops the node's older runs of the same sign-in still going (one attempt at a
+// time: the owner answers the newest card), and marks their code cards replaced.
+func (s *Service) replaceSignIns(ctx context.Context, nodeID, which string) {
+	for _, r := range s.cfg.Computer.Running(nodeID) {
+		if computer.SignInCommand(r.Command) != which {
+			continue
+		}
+		if _, err := s.cfg.Computer.Stop(nodeID, r.ID); err != nil {
+			s.log.Warn("node: stop an older sign-in", "command", r.ID, "err", err)
+			continue
+		}
+		err := s.cfg.Writer.Exec(context.WithoutCancel(ctx), func(tx *ledger.Tx) error {
+			var id string
+			err := tx.QueryRowContext(tx.Context(), "SELECT id FROM node_messages WHERE kind = 'text' AND json_extract(data, '$.type') = ? AND json_extract(data, '$.operation') = ?",
+				DeviceCodeType, r.ID).Scan(&id)
+			if err != nil {
+				return ledger.ErrNoChange // it printed no code
+			}
+			m, err := s.messageIn(tx.Context(), tx, id)
+			if err != nil {
+				return err
+			}
+			var c DeviceCodeCard
+			json.Unmarshal(m.Data, &c)
+			c.Status = DeviceCodeReplaced
+			m.Data, _ = json.Marshal(c)
+			m.Body += " Replaced by a newer sign-in."
+			return s.updateMessageTx(tx, m)
+		})
+		if err != nil && !errors.Is(err, ledger.ErrNoChange) {
+			s.log.Warn("node: mark an older sign-in's card replaced", "command", r.ID, "err", err)
+		}
+	}
 }

@@ -110,3 +110,52 @@ func TestComputerRunOpensPage(t *testing.T) {
 		}
 	}
 }
+
+// A second run of the same sign-in replaces the first (its card says so), and a restart ends
+// the code cards of the commands it ended.
+func TestComputerRunSignInReplaced(t *testing.T) {
+	f := newFixture(t)
+	f.close()
+	f.open(f.withComputer)
+	n := f.node("Ada")
+	bin := filepath.Join(f.dir, "data", "workspace", "nodes", n.Slug, "bin")
+	os.MkdirAll(bin, 0o755)
+	os.WriteFile(filepath.Join(bin, "gh"), []byte("#!/bin/sh\n"+
+		"echo \"! First copy your one-time code: $(date +%N | cut -c1-4)-ABCD\"\n"+
+		"echo 'Open this URL to continue in your web browser: https://github.com/login/device'\nsleep 60\n"), 0o755)
+	yes := true
+	line := `PATH="$PWD/bin:$PATH" gh auth login --web`
+	f.model.Script(
+		enginetest.ToolCall(ToolRun, map[string]any{"command": line}).When(enginetest.Match{LastUserContains: "sign in to GitHub"}),
+		enginetest.Say("On the card.").When(enginetest.Match{ToolResult: &yes, LastUserContains: "got it on a card"}),
+		enginetest.ToolCall(ToolRun, map[string]any{"command": line}).When(enginetest.Match{LastUserContains: "run the sign-in again"}),
+		enginetest.Say("A new card.").When(enginetest.Match{ToolResult: &yes, LastUserContains: "got it on a card"}),
+	)
+	codeCards := func() (out []DeviceCodeCard) {
+		for _, m := range f.messages(n.DMRoomID) {
+			var c DeviceCodeCard
+			if json.Unmarshal(m.Data, &c) == nil && c.Type == DeviceCodeType {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	f.post(n.DMRoomID, "Please sign in to GitHub.")
+	f.waitFor("the first reply", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 2 })
+	f.post(n.DMRoomID, "It did not work; run the sign-in again.")
+	f.waitFor("the second reply", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 4 })
+	cs := codeCards()
+	if len(cs) != 2 || cs[0].Status != DeviceCodeReplaced || cs[1].Status != DeviceCodePending || cs[0].Operation == cs[1].Operation {
+		t.Fatalf("the code cards: %+v", cs)
+	}
+	if running := f.svc.cfg.Computer.Running(n.ID); len(running) != 1 || running[0].ID != cs[1].Operation {
+		t.Fatalf("running: %+v; want the newer sign-in only", running)
+	}
+	old := f.svc.cfg.Computer
+	f.close() // a restart ends the command
+	old.Close()
+	f.open(f.withComputer)
+	if cs := codeCards(); cs[1].Status != DeviceCodeExpired {
+		t.Fatalf("after a restart: %+v", cs[1])
+	}
+}
