@@ -325,7 +325,7 @@ func (w *webTask) run(ctx context.Context, in webTaskIn) (WebTaskAnswer, error) 
 // next asks the sub-model for one action.
 func (w *webTask) next(ctx context.Context, goal string, step, maxSteps int, snap browser.Snapshot, last string, noChange map[string]bool) (webAction, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Goal: %s\nStep %d of %d.\nTab %s: %s\nAddress: %s\nLast action: %s\n", goal, step, maxSteps, snap.Tab, snap.Title, snap.URL, last)
+	fmt.Fprintf(&b, "Goal: %s\nStep %d of %d.\nTab %s at %s\nLast action: %s\n", goal, step, maxSteps, snap.Tab, snap.URL, last)
 	if len(noChange) > 0 {
 		b.WriteString("These did not change the page; do not do them again:\n")
 		for _, sig := range slices.Sorted(maps.Keys(noChange)) {
@@ -336,7 +336,8 @@ func (w *webTask) next(ctx context.Context, goal string, step, maxSteps int, sna
 	if snap.Truncated {
 		b.WriteString("The page is longer than what is shown.\n")
 	}
-	b.WriteString("The page:\n" + fence(snap.Text) + "\nAnswer with one JSON action.")
+	// The title is the page's own words too, so it goes inside the fence.
+	b.WriteString("The page:\n" + fence("Title: "+snap.Title+"\n"+snap.Text) + "\nAnswer with one JSON action.")
 	text, err := w.ask(ctx, webTaskSystem, b.String())
 	if err != nil {
 		return webAction{}, err

@@ -254,7 +254,7 @@ func TestWebTask(t *testing.T) {
 		{name: "a popup followed and back", in: webTaskIn{Goal: "is seat F12 free", URL: checkout.url},
 			script: []enginetest.Step{
 				act(map[string]any{"action": "click", "ref": "e3"}),
-				act(map[string]any{"action": "click", "ref": "e1"}).When(enginetest.Match{LastUserContains: "Tab t2: Seat map"}),
+				act(map[string]any{"action": "click", "ref": "e1"}).When(enginetest.Match{LastUserContains: "Title: Seat map"}),
 				act(map[string]any{"action": "done", "answer": "Seat F12 is free."}).When(enginetest.Match{LastUserContains: "back in tab t1"}),
 			},
 			status: WebDone, answer: "F12 is free", steps: 4, tab: "t1", clicked: []string{"e3", "e1"}, asked: 3,
