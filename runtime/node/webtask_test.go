@@ -34,6 +34,7 @@ type fakeBrowser struct {
 	clicked []string
 	typed   []string
 	pressed []string
+	work    browser.Work // whose the last tab opened is
 }
 
 var _ Browser = (*fakeBrowser)(nil)
@@ -68,6 +69,7 @@ func (b *fakeBrowser) Status(context.Context) browser.Status { return browser.St
 func (b *fakeBrowser) Open(_ context.Context, o browser.OpenOptions) (browser.Page, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.work = o.Work
 	return b.pageLocked(b.openLocked(o.URL)), nil
 }
 func (b *fakeBrowser) Navigate(_ context.Context, _ browser.Work, tab, url string) (browser.Page, error) {
@@ -333,5 +335,35 @@ func TestParseWebAction(t *testing.T) {
 		if got, _ := parseWebAction(tt.in); got != tt.want {
 			t.Errorf("parseWebAction(%q) = %+v, want %+v", tt.in, got, tt.want)
 		}
+	}
+}
+
+// web_task as a node's turn runs it: the node's own browsing, its chat model, and the owner's
+// words in the thread deciding a risky click.
+func TestWebTaskForNode(t *testing.T) {
+	b := newFakeBrowser(&fakePage{url: "https://mail.example/draft", title: "Draft",
+		text:   `- textbox "To" [ref=e1]` + "\n" + `- button "Send" [ref=e2]`,
+		clicks: map[string]string{"e2": "https://mail.example/sent"}},
+		&fakePage{url: "https://mail.example/sent", title: "Sent", text: `- text "Message sent"` + "\n" + `- link "Inbox" [ref=e1]`})
+	f := newFixture(t, func(c *Config) { c.Browser = b })
+	n := f.node("Ada")
+	f.model.Script(enginetest.Say("(noted)").When(enginetest.Match{LastUserContains: "send the draft"})) // the turn the message starts
+	f.post(n.DMRoomID, "Please send the draft to Sam.")
+	f.settle()
+	f.model.Script(
+		act(map[string]any{"action": "click", "ref": "e2"}).When(enginetest.Match{SystemContains: "You drive a web browser"}),
+		act(map[string]any{"action": "done", "answer": "Sent."}).When(enginetest.Match{SystemContains: "You drive a web browser"}),
+	)
+	c := &turnCtx{s: f.svc, node: n, rt: &runningTurn{turn: Turn{NodeID: n.ID, RoomID: n.DMRoomID, Lane: convLane(n.DMRoomID, true), Private: true, ByOwner: true}}}
+	res, err := f.svc.webTask(context.Background(), c, webTaskIn{Goal: "send the draft", URL: "https://mail.example/draft"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.Data.(WebTaskAnswer)
+	if a.Status != WebDone || fmt.Sprint(b.clicked) != "[e2]" || !strings.Contains(res.Summary, "Sent.") {
+		t.Fatalf("web_task = %q %+v; clicked %v", res.Summary, a, b.clicked)
+	}
+	if want := browser.Work("node:" + n.ID + ":own"); b.work != want {
+		t.Errorf("opened for %q, want the node's own browsing %q", b.work, want)
 	}
 }
