@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -146,11 +147,7 @@ func (b *browserShim) sweep() {
 		}
 		files = append(files, file{filepath.Join(b.dir, e.Name()), info.ModTime()})
 	}
-	for i := 1; i < len(files); i++ {
-		for j := i; j > 0 && files[j].at.Before(files[j-1].at); j-- {
-			files[j], files[j-1] = files[j-1], files[j]
-		}
-	}
+	slices.SortStableFunc(files, func(a, b file) int { return a.at.Compare(b.at) })
 	for _, f := range files {
 		raw, err := os.ReadFile(f.path)
 		os.Remove(f.path)
