@@ -5,13 +5,17 @@ package extract
 
 import (
 	"bytes"
+	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
 
 	readability "codeberg.org/readeck/go-readability/v2"
-	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
+	"golang.org/x/net/html"
 )
 
 // Result is what a page holds.
@@ -42,36 +46,69 @@ type Product struct {
 
 // Page reads an HTML document found at u.
 func Page(doc []byte, u *url.URL) (Result, error) {
-	title, md, err := markdown(doc, u)
+	root, err := html.Parse(bytes.NewReader(doc))
+	if err != nil {
+		return Result{}, fmt.Errorf("extract: parse the page: %w", err)
+	}
+	tables, tableNodes := findTables(root)
+	title, md, err := markdown(root, u, tableNodes)
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Title: title, Markdown: md}, nil
+	return Result{Title: title, Markdown: md, Tables: tables, Products: products(root, u)}, nil
 }
 
 // Text reads a plain-text document.
 func Text(doc []byte) Result { return Result{Markdown: tidy(string(doc))} }
 
-// markdown is the page's title and its main content: HTML through readability (the article
-// without navigation, asides and scripts) and then html-to-markdown.
-func markdown(doc []byte, u *url.URL) (title, md string, err error) {
+// newConverter turns HTML into Markdown with tables as GFM tables. A converter holds no state
+// between calls, but one per page keeps the package free of shared values.
+func newConverter() *converter.Converter {
+	return converter.NewConverter(converter.WithPlugins(
+		base.NewBasePlugin(),
+		commonmark.NewCommonmarkPlugin(),
+		// A table without <th> still gets its first row as the header GFM needs.
+		table.NewTablePlugin(table.WithHeaderPromotion(true), table.WithSkipEmptyRows(true)),
+	))
+}
+
+// markdown is the page's title and its main content: the HTML through readability (the article
+// without navigation, asides and scripts) and then html-to-markdown. Readability judges a page
+// whose content is mostly a table (prices, a timetable) as having little text and may leave the
+// table out; each data table the article lost is added after it, so a table is never dropped.
+func markdown(root *html.Node, u *url.URL, tableNodes []*html.Node) (title, md string, err error) {
 	domain := u.Scheme + "://" + u.Host
-	art, rerr := readability.FromReader(bytes.NewReader(doc), u)
-	if rerr == nil && art.Node != nil {
-		out, err := htmltomarkdown.ConvertNode(art.Node, converter.WithDomain(domain))
-		if err == nil && strings.TrimSpace(string(out)) != "" {
-			return strings.TrimSpace(art.Title()), tidy(string(out)), nil
-		}
-	}
-	// Readability found no article (a short page, a list of links): convert the whole page.
-	out, err := htmltomarkdown.ConvertString(string(doc), converter.WithDomain(domain))
-	if err != nil {
-		return "", "", err
-	}
+	conv := newConverter()
+	p := readability.NewParser()
+	art, rerr := p.ParseDocument(root, u)
 	if rerr == nil {
 		title = strings.TrimSpace(art.Title())
 	}
-	return title, tidy(out), nil
+	if rerr == nil && art.Node != nil {
+		out, err := conv.ConvertNode(art.Node, converter.WithDomain(domain))
+		if err == nil && strings.TrimSpace(string(out)) != "" {
+			md := tidy(string(out))
+			kept := map[string]bool{}
+			for _, t := range elements(art.Node, "table") {
+				kept[squash(textOf(t))] = true
+			}
+			for _, t := range tableNodes {
+				if kept[squash(textOf(t))] {
+					continue
+				}
+				if tm, err := conv.ConvertNode(t, converter.WithDomain(domain)); err == nil && strings.TrimSpace(string(tm)) != "" {
+					md += "\n\n" + tidy(string(tm))
+				}
+			}
+			return title, md, nil
+		}
+	}
+	// Readability found no article (a short page, a list of links): convert the whole page.
+	out, err := conv.ConvertNode(root, converter.WithDomain(domain))
+	if err != nil {
+		return "", "", fmt.Errorf("extract: convert the page: %w", err)
+	}
+	return title, tidy(string(out)), nil
 }
 
 var blankLines = regexp.MustCompile(`\n[ \t]*\n(?:[ \t]*\n)+`)
@@ -80,4 +117,9 @@ var blankLines = regexp.MustCompile(`\n[ \t]*\n(?:[ \t]*\n)+`)
 func tidy(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	return strings.TrimSpace(blankLines.ReplaceAllString(s, "\n\n"))
+}
+
+// squash is s without any white space, to compare texts that markup spaced differently.
+func squash(s string) string {
+	return strings.Join(strings.Fields(s), "")
 }

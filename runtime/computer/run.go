@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +34,19 @@ type RunRequest struct {
 	// Ended is called once when a command that went on in the background ends on its own
 	// (not when it was stopped).
 	Ended func(Result)
+	// Finished is called once when the command ends, however it ends (in the foreground,
+	// stopped, at its limit): what a sign-in's card settles on.
+	Finished func(Result)
+	// OnDeviceCode hears each sign-in code the command prints (spec 002 §8.16.4), as it prints
+	// it, with the command's id (which may come before Run returns it). The hooks are the
+	// caller's, per command, because only the caller knows whose conversation a command is in.
+	OnDeviceCode func(cmdID string, dc DeviceCode)
+	// OnBrowserURL hears each page the command asks a browser to open, through BROWSER or
+	// xdg-open (browsershim.go), that OpenableURL lets open. Without it such a page is dropped.
+	OnBrowserURL func(cmdID, url string)
+	// Detach, closed, ends the foreground wait at once, the command going on in the background
+	// (its owner was asked to sign in: the node hears so now, not in a minute).
+	Detach <-chan struct{}
 }
 
 // Result is what a node hears of a command.
@@ -63,6 +78,16 @@ type Command struct {
 	mu                       sync.Mutex
 	background               bool
 	onEnd                    func(Result)
+	hooks                    hooks
+}
+
+// hooks are what watches a command besides its waiter: its browser helper, its sign-in codes,
+// and who hears its end however it ends.
+type hooks struct {
+	id       string
+	shim     *browserShim
+	codes    *codeWatch
+	finished func(Result)
 }
 
 // Run starts a command line through bash -c in the OS sandbox and waits for it up to the
@@ -77,26 +102,54 @@ func (c *Computer) Run(ctx context.Context, req RunRequest) (Result, error) {
 	if c.running(req.NodeID) >= maxRunningPerID {
 		return Result{}, fmt.Errorf("You have %d commands going already; wait for one or stop it with computer_run_stop.", maxRunningPerID)
 	}
-	cmd, err := c.command(req)
+	h := hooks{id: ledger.NewID("cmd_"), finished: req.Finished}
+	shim, err := c.newBrowserShim(func(u string) {
+		if req.OnBrowserURL == nil {
+			c.o.Log.Info("computer: a command's page not opened", "command", h.id, "host", hostOf(u), "why", "no one to open it for")
+			return
+		}
+		req.OnBrowserURL(h.id, u)
+	})
 	if err != nil {
+		// A command runs without the helper rather than not at all; its pages then open nowhere.
+		c.o.Log.Warn("computer: no browser helper", "err", err)
+	}
+	h.shim = shim
+	if req.OnDeviceCode != nil {
+		h.codes = &codeWatch{found: func(dc DeviceCode) { req.OnDeviceCode(h.id, dc) }}
+	}
+	cmd, err := c.command(req, shim)
+	if err != nil {
+		shim.close()
 		return Result{}, err
 	}
-	k, err := c.start(req.NodeID, req.Command, req.Folder, cmd, req.Timeout, req.Background, req.Ended)
+	k, err := c.start(req.NodeID, req.Command, req.Folder, cmd, req.Timeout, req.Background, req.Ended, h)
 	if err != nil {
+		shim.close()
 		return Result{}, fmt.Errorf("The command could not start: %w.", err)
 	}
-	if !req.Background {
-		c.waitForeground(ctx, k, nil)
+	if !req.Background && c.waitForeground(ctx, k, req.Detach) {
+		k.mu.Lock()
+		k.background = k.ended.IsZero()
+		k.mu.Unlock()
 	}
 	return c.result(k, 0), nil
 }
 
 // start runs cmd as one of a node's commands: its output kept, its end awaited (at most limit),
 // onEnd called when it ends on its own after going to the background.
-func (c *Computer) start(nodeID, line, folder string, cmd *exec.Cmd, limit time.Duration, background bool, onEnd func(Result)) (*Command, error) {
-	k := &Command{id: ledger.NewID("cmd_"), nodeID: nodeID, line: line, folder: folder, started: c.o.Now(), cmd: cmd,
-		out: &capped{max: KeptOutput}, done: make(chan struct{}), background: background, onEnd: onEnd}
-	cmd.Stdout, cmd.Stderr = k.out, k.out
+func (c *Computer) start(nodeID, line, folder string, cmd *exec.Cmd, limit time.Duration, background bool, onEnd func(Result), h hooks) (*Command, error) {
+	if h.id == "" {
+		h.id = ledger.NewID("cmd_")
+	}
+	k := &Command{id: h.id, nodeID: nodeID, line: line, folder: folder, started: c.o.Now(), cmd: cmd,
+		out: &capped{max: KeptOutput}, done: make(chan struct{}), background: background, onEnd: onEnd, hooks: h}
+	var out io.Writer = k.out
+	if h.codes != nil {
+		out = io.MultiWriter(k.out, h.codes)
+	}
+	// One writer for both, so the command's output and errors come through one pipe, in order.
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -129,7 +182,7 @@ func (c *Computer) waitForeground(ctx context.Context, k *Command, interrupt <-c
 
 // command is the process for req: bash -c inside the sandbox, in its folder, with a clean
 // environment (none of the runtime's own tokens or model keys).
-func (c *Computer) command(req RunRequest) (*exec.Cmd, error) {
+func (c *Computer) command(req RunRequest, shim *browserShim) (*exec.Cmd, error) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		if bash, err = exec.LookPath("sh"); err != nil {
@@ -145,7 +198,12 @@ func (c *Computer) command(req RunRequest) (*exec.Cmd, error) {
 	}
 	cmd := exec.Command(prog, args...)
 	cmd.Dir = req.Folder
-	cmd.Env = agentproc.Env(os.Environ(), DropVar, c.o.Home, "", map[string]string{"TERM": "dumb", "NO_COLOR": "1", "PAGER": "cat", "GIT_PAGER": "cat"}, req.Env)
+	fixed := map[string]string{"TERM": "dumb", "NO_COLOR": "1", "PAGER": "cat", "GIT_PAGER": "cat"}
+	path := ""
+	if shim != nil {
+		fixed["BROWSER"], path = shim.env(os.Getenv("PATH"))
+	}
+	cmd.Env = agentproc.Env(os.Environ(), DropVar, c.o.Home, path, fixed, req.Env)
 	cmd.Stdin = nil
 	agentproc.OwnGroup(cmd)
 	return cmd, nil
@@ -194,11 +252,19 @@ func (c *Computer) wait(k *Command, limit time.Duration) {
 	}
 	// What it left running in its group ends with it.
 	agentproc.SignalGroup(k.cmd, true)
+	// Its last line and the last page it handed over are heard before its end is.
+	if k.hooks.codes != nil {
+		k.hooks.codes.close()
+	}
+	k.hooks.shim.close()
 	k.mu.Lock()
 	k.code, k.ended = code, c.o.Now()
 	bg, stopped, onEnd := k.background, k.stopped, k.onEnd
 	k.mu.Unlock()
 	close(k.done)
+	if k.hooks.finished != nil {
+		k.hooks.finished(c.result(k, 0))
+	}
 	if bg && !stopped && onEnd != nil {
 		onEnd(c.result(k, 0))
 	}
@@ -345,4 +411,26 @@ func (w *capped) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return string(w.buf)
+}
+
+// Running lists a node's commands still going, oldest first.
+func (c *Computer) Running(nodeID string) []Result {
+	c.mu.Lock()
+	var ks []*Command
+	for _, k := range c.cmds {
+		k.mu.Lock()
+		if k.nodeID == nodeID && k.ended.IsZero() {
+			ks = append(ks, k)
+		}
+		k.mu.Unlock()
+	}
+	c.mu.Unlock()
+	slices.SortFunc(ks, func(a, b *Command) int { return a.started.Compare(b.started) })
+	out := make([]Result, 0, len(ks))
+	for _, k := range ks {
+		r := c.result(k, 0)
+		r.Output, r.More = "", 0 // what is going, not what it said
+		out = append(out, r)
+	}
+	return out
 }

@@ -128,7 +128,7 @@ func (c *Computer) Sudo(ctx context.Context, req SudoRequest) (Result, error) {
 	cmd.Env = agentproc.Env(os.Environ(), DropVar, c.o.Home, "", map[string]string{
 		"SUDO_ASKPASS": c.askpassProgram(), AskpassSocketVar: ask.path, AskpassTokenVar: ask.token, "TERM": "dumb", "NO_COLOR": "1"})
 	agentproc.OwnGroup(cmd)
-	k, err := c.start(req.NodeID, req.Command, req.Folder, cmd, MaxRunTime, false, req.Ended)
+	k, err := c.start(req.NodeID, req.Command, req.Folder, cmd, MaxRunTime, false, req.Ended, hooks{})
 	if err != nil {
 		return Result{}, fmt.Errorf("sudo could not start: %w.", err)
 	}

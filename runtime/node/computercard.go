@@ -242,9 +242,43 @@ func (s *Service) runCommand(ctx context.Context, c *turnCtx, call computer.Call
 		}
 		req.Env = env
 	}
-	req.Ended = func(r computer.Result) { s.commandEnded(t, c.node, r) }
+	// A known sign-in runs in the background for 15 minutes, whatever the node asked (spec 002
+	// §8.16.4), and what it asks of the owner comes on cards in this conversation.
+	which := computer.SignInCommand(call.Command)
+	if which != "" {
+		req.Background, req.Timeout = true, computer.SignInLimit
+		s.replaceSignIns(ctx, c.node.ID, which)
+	}
+	limit := req.Timeout
+	if limit <= 0 {
+		limit = computer.MaxRunTime
+	}
+	w := s.watchCommand(t, c.node, call.Command, which, limit)
+	req.OnDeviceCode, req.OnBrowserURL, req.Finished, req.Detach = w.deviceCode, w.browserURL, w.finished, w.asked
+	req.Ended = func(r computer.Result) {
+		if !w.quiet(r) {
+			s.commandEnded(t, c.node, r)
+		}
+	}
 	r, err := s.cfg.Computer.Run(ctx, req)
-	return runResult(r, err)
+	if err == nil && which != "" && r.Running {
+		// Its code or page comes in a second or two: the node hears whether its owner has it.
+		timer := time.NewTimer(signInPromptWait)
+		select {
+		case <-w.asked:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		timer.Stop()
+		if again, oerr := s.cfg.Computer.Output(c.node.ID, r.ID, 0); oerr == nil {
+			r = again
+		}
+	}
+	res, err := runResult(r, err)
+	if err == nil && w.askedOwner() {
+		res.Summary += " " + signInNote
+	}
+	return res, err
 }
 
 // commandEnded wakes the node once with a background command's end (operation cmd:<id>).

@@ -42,7 +42,7 @@ func init() {
 }
 
 // computerWordsRe finds a turn that may want the computer itself.
-var computerWordsRe = regexp.MustCompile(`(?i)\b(attached|computer|run|command|shell|terminal|install|download|script|files?|folders?|directory|disk|git|status|diff|log|localhost|127\.0\.0\.1|server|port|process(es)?|htop|top|ls|cat|grep|npm|pip|python|node|make|write|save|move|rename|delete|remove|report|notes?)\b`)
+var computerWordsRe = regexp.MustCompile(`(?i)\b(attached|computer|run|command|shell|terminal|install|download|script|files?|folders?|directory|disk|git|status|diff|log|localhost|127\.0\.0\.1|server|port|process(es)?|htop|top|ls|cat|grep|npm|pip|python|node|make|write|save|move|rename|delete|remove|report|notes?|log ?in|sign[ -]?in|authenticate)\b`)
 
 // computerToolsFor are the computer tools a turn offers: only a turn its owner started and only
 // they read (every room here is the owner's alone), where the words are about the computer or
@@ -91,7 +91,8 @@ func computerToolDefs(def func(name, desc string) tools.Tool) []tools.Tool {
 		saveAttachmentTool(def),
 		tools.Define(def(ToolRun, "Run one command line on your owner's computer (bash -c, in your own folder unless you name one), in its OS sandbox. "+
 			"Output comes back (64 KB; computer_run_output for more). After a minute it goes on in the background and you hear when it ends. "+
-			"Another folder asks your owner once. No sudo (computer_sudo), git push or fetch."),
+			"Another folder asks your owner once. No sudo (computer_sudo), git push or fetch. "+
+			"A sign-in (az login, gh auth login --web, gcloud auth login…) uses its browser flow: the page or code reaches your owner on a card, and it runs in the background for 15 minutes; a device code only when they ask for one or the browser flow failed."),
 			tools.Typed[runIn]{Run: func(ctx context.Context, tc *tools.ToolContext, in runIn) (tools.Result, error) {
 				return computerDo(ctx, tc, ToolRun, func(c *turnCtx, folder string) (computer.Call, error) {
 					return computer.Call{Op: computer.OpRun, Folder: folder, Command: in.Command}, nil

@@ -24,6 +24,9 @@ func (s *Service) Start(ctx context.Context) error {
 	if err := s.remirrorCards(ctx); err != nil {
 		s.log.Warn("node: put waiting cards on Needs me again", "err", err)
 	}
+	if err := s.expireDeviceCodes(ctx); err != nil {
+		s.log.Warn("node: end the sign-in codes of commands a restart ended", "err", err)
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

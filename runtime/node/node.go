@@ -87,6 +87,13 @@ type Config struct {
 	AssignGrace time.Duration
 	// RoutineTick overrides RoutineTick (tests).
 	RoutineTick time.Duration
+
+	// Browser is the computer's Chromium broker (spec 002 §8.16, *browser.Broker); nil leaves
+	// web_task (webtask.go) answering that there is no browser here.
+	Browser Browser
+	// OpenCLISignIn opens a page a node's command asked a browser for (devicecodes.go) in the
+	// node's own tab, with its sign-in card; nil only records it.
+	OpenCLISignIn OpenCLISignIn
 }
 
 // Service keeps the nodes, their rooms and messages, and runs their turns.

@@ -376,17 +376,22 @@ func (s *Service) terminalOpenAt(ctx context.Context, n Node, folder string, wri
 		return TerminalAnswer{}, problem.Conflict("You have %d terminals open, the most you may; close one with terminal_close first.", open)
 	}
 	start := shellStart(folder)
-	o, err := s.sandboxed(start, write)
+	// The browser helper's folder is made first: the sandbox shows only folders that are there.
+	withShim, stopShim := s.terminalShim(start, n)
+	o, err := s.sandboxed(withShim, write)
 	if err != nil {
+		stopShim()
 		s.terms.mu.Unlock()
 		return TerminalAnswer{}, err
 	}
 	o.Node, o.MaxAge = n.ID, TerminalMaxAge // kept by its host, should the runtime stop first
 	sess, err := s.cfg.Terminals.Start(o)
 	if err != nil {
+		stopShim()
 		s.terms.mu.Unlock()
 		return TerminalAnswer{}, fmt.Errorf("open a terminal: %w", err)
 	}
+	go func() { <-sess.Done(); stopShim() }()
 	s.keepTermLocked(n.ID, n.Slug, filepath.Base(start.Shell)+" in "+filepath.Base(folder), sess, judge.TermState{})
 	s.terms.mu.Unlock()
 	s.noteLive(KindTerminalSession, LiveStep{Step: "opened", NodeID: n.ID, Session: sess.ID(), Kind: "terminal"})

@@ -1,17 +1,12 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
-	readability "codeberg.org/readeck/go-readability/v2"
-	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
-
+	"github.com/ensemblework/ensemble/browser/extract"
 	"github.com/ensemblework/ensemble/runtime/webfetch"
 )
 
@@ -38,10 +33,14 @@ func webPageTool(f *webfetch.Fetcher) Tool {
 			if err != nil {
 				return Result{}, err
 			}
-			title, md, err := pageMarkdown(page)
-			if err != nil {
-				return Result{}, err
+			// Read as the browser's browser_extract reads a page (readability, tables as tables).
+			r := extract.Text(page.Body)
+			if page.MediaType != "text/plain" {
+				if r, err = extract.Page(page.Body, page.URL); err != nil {
+					return Result{}, fmt.Errorf("The page could not be turned into text: %s.", Clause(err.Error()))
+				}
 			}
+			title, md := r.Title, r.Markdown
 			total := utf8.RuneCountInString(md)
 			md, note := cutMarkdown(md, webPageChars)
 			where := page.URL.Host + strings.TrimSuffix(page.URL.Path, "/")
@@ -59,39 +58,6 @@ func webPageTool(f *webfetch.Fetcher) Tool {
 			return Result{Summary: summary, Data: data}, nil
 		},
 	})
-}
-
-// pageMarkdown is a page's title and its main content as Markdown: HTML through readability (the
-// article without navigation, asides and scripts) and then html-to-markdown; plain text as it is.
-func pageMarkdown(p webfetch.Page) (title, md string, err error) {
-	if p.MediaType == "text/plain" {
-		return "", tidyMarkdown(string(p.Body)), nil
-	}
-	domain := p.URL.Scheme + "://" + p.URL.Host
-	art, rerr := readability.FromReader(bytes.NewReader(p.Body), p.URL)
-	if rerr == nil && art.Node != nil {
-		out, err := htmltomarkdown.ConvertNode(art.Node, converter.WithDomain(domain))
-		if err == nil && strings.TrimSpace(string(out)) != "" {
-			return strings.TrimSpace(art.Title()), tidyMarkdown(string(out)), nil
-		}
-	}
-	// Readability found no article (a short page, a list of links): convert the whole page.
-	out, err := htmltomarkdown.ConvertString(string(p.Body), converter.WithDomain(domain))
-	if err != nil {
-		return "", "", fmt.Errorf("The page could not be turned into text: %s.", Clause(err.Error()))
-	}
-	if rerr == nil {
-		title = strings.TrimSpace(art.Title())
-	}
-	return title, tidyMarkdown(out), nil
-}
-
-var blankLines = regexp.MustCompile(`\n[ \t]*\n(?:[ \t]*\n)+`)
-
-// tidyMarkdown drops runs of blank lines, which cost characters and say nothing.
-func tidyMarkdown(s string) string {
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	return strings.TrimSpace(blankLines.ReplaceAllString(s, "\n\n"))
 }
 
 // noteRoom is what cutMarkdown keeps free for its note: the count and five clipped headings.
