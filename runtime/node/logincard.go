@@ -245,6 +245,9 @@ func (s *Service) AnswerLogin(ctx context.Context, messageID, action, by string)
 		return Message{}, problem.New(problem.KindConflict, fmt.Sprintf("This sign-in is %s already.", strings.ReplaceAll(c.Status, "_", " ")))
 	}
 	w := browser.Work(c.Work)
+	if s.cfg.Browser == nil && action != LoginDecline {
+		return Message{}, problem.New(problem.KindConflict, "The browser is not running on this computer, so it cannot check the sign-in; answer Not now, or try again once it runs.")
+	}
 	switch action {
 	case LoginLocal:
 		visible, err := s.cfg.Browser.OpenClean(ctx, w, c.Tab)
@@ -262,8 +265,10 @@ func (s *Service) AnswerLogin(ctx context.Context, messageID, action, by string)
 		m, _, err = s.loginCard(ctx, messageID)
 		return m, err
 	case LoginDecline:
-		if err := s.cfg.Browser.Release(ctx, w, c.Tab, true); err != nil && !errors.Is(err, browser.ErrNoTab) {
-			return Message{}, fmt.Errorf("give tab %s back: %w", c.Tab, err)
+		if s.cfg.Browser != nil {
+			if err := s.cfg.Browser.Release(ctx, w, c.Tab, true); err != nil && !errors.Is(err, browser.ErrNoTab) {
+				return Message{}, fmt.Errorf("give tab %s back: %w", c.Tab, err)
+			}
 		}
 		return s.endLogin(ctx, m.ID, LoginDeclined, by, false)
 	}
