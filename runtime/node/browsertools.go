@@ -82,6 +82,32 @@ func browserToolsFor(t Turn, n Node, text string, has, tabs bool) []string {
 	return out
 }
 
+// closeNodeTabs ends a deleted node's tabs, held ones too, and the sign-ins they waited for.
+func (s *Service) closeNodeTabs(ctx context.Context, nodeID string) {
+	if s.cfg.Browser == nil {
+		return
+	}
+	if err := s.cfg.Browser.CloseWork(ctx, nodeWork(nodeID)); err != nil {
+		s.log.Info("node: close a deleted node's tabs", "node", nodeID, "err", err)
+	}
+	s.endTabLogins(ctx, nodeID, "")
+}
+
+// endTabLogins ends the login cards still waiting for a tab its work closed ("" for every tab):
+// their work ended, so they wake no one.
+func (s *Service) endTabLogins(ctx context.Context, nodeID, tab string) {
+	for {
+		m, ok := s.waitingLogin(ctx, nodeID, string(nodeWork(nodeID)), tab)
+		if !ok {
+			return
+		}
+		if _, err := s.endLogin(ctx, m.ID, LoginEnded, "closed", true); err != nil {
+			s.log.Info("node: end a closed tab's sign-in", "card", m.ID, "err", err)
+			return
+		}
+	}
+}
+
 // nodeWork is the work a node's own tabs belong to.
 func nodeWork(nodeID string) browser.Work { return browser.Work("node:" + nodeID + ":own") }
 
@@ -402,6 +428,7 @@ func browserToolDefs(def func(name, desc string) tools.Tool) []tools.Tool {
 				if err := c.s.cfg.Browser.CloseTab(ctx, nodeWork(c.node.ID), in.Tab); err != nil {
 					return tools.Result{}, err
 				}
+				c.s.endTabLogins(ctx, c.node.ID, in.Tab)
 				return tools.Result{Summary: "Closed " + in.Tab + "."}, nil
 			})),
 		tools.Define(def(ToolBrowserSnapshot, "Read a tab's page as an accessibility tree, one element a line, with references (e12) for click and type."),

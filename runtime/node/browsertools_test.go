@@ -8,8 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ensemblework/ensemble/browser"
 	"github.com/ensemblework/ensemble/engines/enginetest"
 	"github.com/ensemblework/ensemble/runtime/computer"
+	"github.com/ensemblework/ensemble/runtime/jobs"
+	"github.com/ensemblework/ensemble/runtime/profiles"
+	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
 // withBrowser gives the fixture's nodes the computer and a fake browser; saved secrets are the
@@ -337,5 +341,93 @@ func TestBrowserTypeAndChecks(t *testing.T) {
 	}
 	if checks, _ := f.svc.captureCheck(n, captureCheckIn{Evidence: id, ExpectText: "invoice"}); checks[1].Passed {
 		t.Fatal("text the page did not show passed")
+	}
+}
+
+// "done" in the chat checks the node's waiting sign-in before its turn: signed in, the card
+// settles (via chat) and the turn is told, with no second turn woken for it.
+func TestDoneInChat(t *testing.T) {
+	f := newFixture(t)
+	f.close()
+	fb := newFakeBrowser()
+	f.open(f.withBrowser(fb))
+	n := f.node("Ada")
+	ctx := context.Background()
+	if _, err := f.svc.OpenCLISignIn(ctx, n.ID, "cmd_1", "https://login.example.com/device"); err != nil {
+		t.Fatal(err)
+	}
+	f.model.Script(
+		enginetest.Say("Not yet then.").When(enginetest.Match{LastUserContains: "Still not signed in to login.example.com"}),
+		enginetest.Say("Thanks, carrying on.").When(enginetest.Match{LastUserContains: "signed in to login.example.com; tab t1 is yours again"}),
+	)
+	f.post(n.DMRoomID, "done")
+	f.waitFor("the reply, not signed in yet", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 1 })
+	if c := cardOf(f.cardMessage(n.DMRoomID, CardLogin)); c.Status != CardPending {
+		t.Fatalf("not signed in yet, the card is %s", c.Status)
+	}
+	fb.signedIn = true
+	f.post(n.DMRoomID, "I signed in, try now")
+	f.waitFor("the reply, signed in", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 2 })
+	f.settle()
+	if c := cardOf(f.cardMessage(n.DMRoomID, CardLogin)); c.Status != LoginSignedIn || c.Via != "chat" {
+		t.Fatalf("after done in the chat: %s via %q", c.Status, c.Via)
+	}
+	if got := len(f.nodeTexts(n.DMRoomID)); got != 2 {
+		t.Fatalf("%d replies; the sign-in woke a second turn", got)
+	}
+}
+
+// pickRuns is the owner's run profile, for the internet setting.
+type pickRuns struct {
+	tools.Runs
+	internet bool
+}
+
+func (p pickRuns) PickProfile(context.Context, string) (profiles.Profile, bool, error) {
+	return profiles.Profile{Settings: jobs.SettingsInput{Internet: &p.internet}}, true, nil
+}
+
+// With the internet off in the owner's run profile, a node's tabs open LocalOnly and a public
+// page is refused.
+func TestBrowserInternetOff(t *testing.T) {
+	f := newFixture(t)
+	f.close()
+	fb := newFakeBrowser()
+	f.open(f.withBrowser(fb), func(c *Config) { c.Runs = pickRuns{} })
+	n := f.node("Ada")
+	yes := true
+	f.model.Script(
+		enginetest.ToolCall(ToolBrowserOpen, map[string]any{"url": "https://example.com/"}).When(enginetest.Match{LastUserContains: "open example"}),
+		enginetest.Say("The internet is off.").When(enginetest.Match{ToolResult: &yes, LastUserContains: "internet off"}),
+		enginetest.ToolCall(ToolBrowserOpen, map[string]any{"url": "http://127.0.0.1:5173/"}).When(enginetest.Match{LastUserContains: "my app"}),
+		enginetest.Say("Asked.").When(enginetest.Match{ToolResult: &yes}),
+	)
+	f.post(n.DMRoomID, "Please open example.com.")
+	f.waitFor("the refusal", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 1 })
+	if len(fb.opens) != 0 {
+		t.Fatalf("a public page opened with the internet off: %+v", fb.opens)
+	}
+	f.post(n.DMRoomID, "Then open my app on localhost.")
+	var card Message
+	f.waitFor("the computer card for this computer's address", func() bool {
+		for _, m := range f.messages(n.DMRoomID) {
+			if c := cardOf(m); m.Kind == KindApproval && c.Type == "computer" {
+				card = m
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.Contains(card.Body, "open http://127.0.0.1:5173/ in its browser") {
+		t.Fatalf("the card: %q", card.Body)
+	}
+	if _, err := f.svc.Answer(context.Background(), card.ID, DecideAlways, "browser"); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor("the tab", func() bool { fb.mu.Lock(); defer fb.mu.Unlock(); return len(fb.opens) == 1 })
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	if fb.opens[0].Network != browser.LocalOnly {
+		t.Fatalf("opened with %v, not LocalOnly", fb.opens[0].Network)
 	}
 }

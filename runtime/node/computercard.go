@@ -119,6 +119,8 @@ func (s *Service) askComputer(ctx context.Context, c *turnCtx, tool string, call
 	switch {
 	case call.Command != "":
 		what = fmt.Sprintf("run `%s` in %s", oneLineOf(call.Command, 200), call.Folder)
+	case call.Op == computer.OpBrowse:
+		what = "open " + call.URL + " in its browser"
 	case call.URL != "":
 		what = "call " + call.URL
 	case len(call.Paths) > 0:
