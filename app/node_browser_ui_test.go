@@ -71,4 +71,17 @@ func TestNodeUIBrowserCards(t *testing.T) {
 	waitFor(t, ctx, "the preview card, released", `!!document.querySelector('[data-message-id="msg_preview"] .node-card[data-status="released"]')`)
 	waitFor(t, ctx, "the released picture in the chat", `[...document.querySelectorAll('.node-file[data-file-id="nf_held1"] img')].some((i) => i.naturalWidth > 0)`)
 	screenshot(t, ctx, "node-browser-cards-answered-390.png", 390)
+
+	// The sites whose screenshots wait for the owner are in a node's settings.
+	press(t, ctx, `.node-settings-open`)
+	waitFor(t, ctx, "the preview sites", `!!document.querySelector('#node-preview-site-new')`)
+	if err := chromedp.Do(ctx, chromedp.SendKeys(`#node-preview-site-new`, "https://Bank.Example.com/login")); err != nil {
+		t.Fatal(err)
+	}
+	press(t, ctx, `.node-preview-sites button[type="submit"]`)
+	waitFor(t, ctx, "the site, kept as its host", `document.querySelector('#node-preview-sites')?.textContent.includes('bank.example.com')`)
+	if sites, err := rt.nodes.PreviewSites(ctx); err != nil || len(sites) != 1 || sites[0] != "bank.example.com" {
+		t.Fatalf("the preview sites: %v, %v", sites, err)
+	}
+	screenshot(t, ctx, "node-preview-sites-390.png", 390)
 }

@@ -76,3 +76,9 @@ export const loginApi = {
   answer: (messageId: string, action: 'local' | 'done' | 'check' | 'decline') =>
     request<Message>('POST', `/api/node/logins/${enc(messageId)}`, { action }),
 };
+
+/** The sites whose captures wait for the owner's preview (every node's): GET/PUT /api/node/preview-sites. */
+export const previewSitesApi = {
+  list: () => request<{ sites: string[] }>('GET', '/api/node/preview-sites').then((r) => r.sites ?? []),
+  set: (sites: string[]) => request<{ sites: string[] }>('PUT', '/api/node/preview-sites', { sites }).then((r) => r.sites ?? []),
+};
