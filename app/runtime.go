@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
+	"github.com/ensemblework/ensemble/browser"
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/engines/detect"
 	"github.com/ensemblework/ensemble/frontend"
@@ -141,7 +143,17 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	secretHTTP := func(ctx context.Context, req secrets.HTTPRequest, by string) (secrets.HTTPAnswer, error) {
 		return sec.HTTP(ctx, req, by, nil)
 	}
-	js := jobs.New(jobs.Options{Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
+	// The browser is made before the services that use it; its sign-ins reach the node service
+	// once that exists (a sign-in seen done before then has no card to settle yet).
+	var signIns atomic.Pointer[node.Service]
+	// The relay's name is read when asked: its settings load below.
+	refuse := func(u string) string { return refuseEnsemble(ln.Addr().String(), relayName(cfg.Relay))(u) }
+	brw := newBroker(cfg.DataDir, refuse, func(work browser.Work, tab string, ok bool, how string) {
+		if n := signIns.Load(); n != nil {
+			n.OnSignIn(work, tab, ok, how)
+		}
+	}, cfg.Log)
+	js := jobs.New(jobs.Options{Browser: brw, RefuseURL: refuse, Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
 		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready, Models: agents.Models,
 		Hide: sec.Redactor().Hide, Context: work.Runs(), SecretHTTP: secretHTTP, Secrets: sec, GitHelper: runGitHelper(url)})
 	if err := js.Start(ctx); err != nil {
@@ -201,11 +213,13 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 		Hide: sec.Redactor().Hide, Log: cfg.Log, Store: st, Writer: w})
 	nodes := node.New(node.Config{Store: st, Writer: w, Bus: bus, Assistant: asst, Records: rec, Needs: nd, Log: cfg.Log,
 		Jobs: js, Sessions: ss, Runs: tools.NewRuns(js, ss, prof), SecretHTTP: secretHTTP, SecretEnv: sec.ForCommand, Computer: comp,
-		Terminals: nodeTerms})
+		Terminals: nodeTerms, Browser: brw, RefuseURL: refuse})
+	signIns.Store(nodes)
 	if err := nodes.Start(ctx); err != nil {
 		cfg.Log.Warn("node: the turn queue did not start", "err", err)
 	}
-	nodes.AdoptTerminals(ctx, nodeTerms.Reattach()) // the last runtime's, still running in their hosts
+	nodes.AdoptTerminals(ctx, nodeTerms.Reattach())   // the last runtime's, still running in their hosts
+	go nodes.ResumeLogins(context.WithoutCancel(ctx)) // the tabs waiting for the owner's sign-in, held again
 	srv := api.New(api.Options{Version: Version, Command: cmp.Or(cfg.Command, selfCommand()), Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Profiles: prof, Bridge: bridge, Sessions: ss, Relay: phoneHost, Phones: phoneAPI, Agents: agents, Assistant: asst, Nodes: nodes, Terminals: terms, Secrets: sec}, cfg.Log, st, bus, rec)
 	handler := srv.Handler()
 	r := &Runtime{

@@ -95,6 +95,7 @@ func (s *Server) mountNodes(api func(string, http.HandlerFunc)) {
 	api("GET /api/node/sudo/{messageId}", s.getSudo)
 	api("POST /api/node/sudo/{messageId}", s.answerSudo)
 	api("GET /api/node/messages/{id}/files/{fileId}", s.sharedFile)
+	s.mountNodeLogins(api)
 	api("GET /api/node/secrets/{messageId}", s.getSecretCard)
 	api("POST /api/node/secrets/{messageId}", s.answerSecretCard)
 	api("GET /api/node/assignable", s.nodeAssignable)

@@ -19,6 +19,9 @@ const (
 	OpRead  Op = "read"  // reading files: git, sharing a file
 	OpWrite Op = "write" // writing, moving or deleting files
 	OpHTTP  Op = "http"  // a request to one of this computer's own servers
+	// OpBrowse is a page a browser tab opens (spec 002 §8.16): the public web opens without
+	// asking; this computer's own addresses and its network's ask once each.
+	OpBrowse Op = "browse"
 )
 
 // Call is one call to decide.
@@ -29,7 +32,7 @@ type Call struct {
 	Folder  string
 	Command string   // OpRun
 	Paths   []string // OpRead, OpWrite: absolute
-	URL     string   // OpHTTP
+	URL     string   // OpHTTP, OpBrowse
 }
 
 // Scope is what an answer is kept for: a folder, or an address (host:port).
@@ -129,8 +132,11 @@ func Decide(c Call, p Policy) Decision {
 		return refused("The folder must be an absolute path on this computer.")
 	}
 	c.Folder = filepath.Clean(c.Folder)
-	if c.Op == OpHTTP {
+	switch c.Op {
+	case OpHTTP:
 		return decideHTTP(c, p)
+	case OpBrowse:
+		return decideBrowse(c, p)
 	}
 	v := judge.Decide(judgeCall(c), judgeSettings(c, p))
 	var d Decision

@@ -343,3 +343,14 @@ func (c *Computer) SaveAttachment(sh Shared, path string, overwrite bool) error 
 	}
 	return atomicfile.Write(path, b, 0o644)
 }
+
+// DropShared deletes a kept file (a held capture its owner discarded); one already gone is fine.
+func (c *Computer) DropShared(id string) error {
+	if !strings.HasPrefix(id, "nf_") || strings.ContainsAny(id, `/\.`) {
+		return fs.ErrNotExist
+	}
+	if err := os.Remove(filepath.Join(c.o.DataDir, "node-files", id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("computer: delete a kept file: %w", err)
+	}
+	return nil
+}

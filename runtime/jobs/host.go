@@ -252,6 +252,15 @@ func (r *run) keep(c judge.Call, v judge.Verdict) {
 		k.Sites = add(k.Sites, v.Touches.Hosts...)
 	case judge.ToolMCP:
 		k.Tools = add(k.Tools, c.Server+"/"+c.Name)
+		// Allow for this run on one browser tool covers the run's other browser tools, and the
+		// same for capture (spec 003).
+		if c.Server == judge.OwnServer {
+			for _, group := range []string{"browser", "capture"} {
+				if strings.HasPrefix(c.Name, group+"_") {
+					k.Tools = add(k.Tools, group)
+				}
+			}
+		}
 	}
 	r.rec.add("", Trace{}, map[string]any{"kept": jsonValue{cloneKept(*k)}})
 }

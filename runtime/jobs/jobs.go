@@ -248,10 +248,15 @@ type Options struct {
 	GitHelper func(token string) string
 	// Hide hides the values of the secrets kept on this computer, which no shape finds, in
 	// everything a run records (trace, summary, report, questions); nil hides none.
-	Hide   func(string) string
-	Log    *slog.Logger
-	Timing Timing // zero fields take DefaultTiming's
-	Now    func() time.Time
+	Hide func(string) string
+	// Browser is the Chromium broker a run's browser and capture tools use (browsertools.go);
+	// nil, runs have only capture_status, which says so. RefuseURL is why an address is
+	// Ensemble itself (its own UI, its relay), or "".
+	Browser   Browser
+	RefuseURL func(url string) string
+	Log       *slog.Logger
+	Timing    Timing // zero fields take DefaultTiming's
+	Now       func() time.Time
 }
 
 // Service runs jobs.

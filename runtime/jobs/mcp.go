@@ -143,6 +143,7 @@ func (r *run) mcp() *mcp.Server {
 			return toolText(fmt.Sprintf("Attached %s as %s.", ev.Name, ev.ID)), ev, nil
 		})
 	r.addReadTools(srv)
+	r.addBrowserTools(srv)
 	if r.s.opts.SecretHTTP != nil {
 		mcp.AddTool(srv, &mcp.Tool{Name: "secret_http", Title: "Request with a secret", Annotations: own,
 			Description: "Make an HTTPS request with one of the person's saved secrets put in where {{NAME}} appears in a header or the body, " +

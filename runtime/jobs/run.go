@@ -190,6 +190,7 @@ func (r *run) work() (Status, engines.Result, string) {
 	go r.watch()
 	mcp := r.s.mcpServer(r)
 	defer r.s.dropRunSecrets(r)
+	defer r.closeTabs() // its tabs end with it, held ones too
 	commandEnv, secretsNote, err := r.secretsEnv()
 	if err != nil {
 		return Failed, engines.Result{}, "Ensemble could not read the secrets this run may have: " + sentence(err)

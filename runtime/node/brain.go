@@ -58,6 +58,8 @@ func (s *Service) runTurn(rt *runningTurn) {
 	text := frame(r, n, msgs, t)
 	tools := toolsFor(t, r, n, text, t.ByOwner && s.talksOfCode(ctx, n.ID, r.ID)) // from the words asked, not the work board's
 	tools = append(tools, computerToolsFor(t, n, text, s.cfg.Computer != nil)...)
+	tools = append(tools, browserToolsFor(t, n, text, s.cfg.Browser != nil, s.hasTabs(n.ID))...)
+	text = joinNotes(text, s.doneNote(ctx, t, n, msgs))
 	if isConvLane(t.Lane) {
 		text = joinNotes(text, s.taskBoard(ctx, n))
 	}

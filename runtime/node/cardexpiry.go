@@ -48,6 +48,12 @@ func (s *Service) expireCards(ctx context.Context) {
 		if !s.cardOutlived(ctx, p.card, now) || s.awaited(p.id) {
 			continue
 		}
+		if p.card.Type == CardLogin {
+			if err := s.expireLogin(ctx, p.id); err != nil && s.life.Err() == nil {
+				s.log.Warn("node: expire a sign-in card", "message", p.id, "err", err)
+			}
+			continue
+		}
 		if err := s.expireCard(ctx, p.id); err != nil && s.life.Err() == nil {
 			s.log.Warn("node: expire a card", "message", p.id, "err", err)
 		}

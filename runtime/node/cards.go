@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ensemblework/ensemble/browser"
 	"github.com/ensemblework/ensemble/runtime/assistant"
 	"github.com/ensemblework/ensemble/runtime/computer"
 	"github.com/ensemblework/ensemble/runtime/ledger"
@@ -51,6 +52,10 @@ type Card struct {
 	Computer *ComputerAsk `json:"computer,omitempty"`
 	Sudo     *SudoAsk     `json:"sudo,omitempty"`
 	Secret   *SecretAsk   `json:"secret,omitempty"` // a secret asked for (secretrequest.go)
+	// A sign-in handed to the owner (logincard.go) and captures held for their preview
+	// (heldcapture.go), their fields beside the card's own.
+	*LoginAsk
+	*PreviewAsk
 
 	DecisionID string `json:"decisionId,omitempty"`
 	// ExpiresAt is when a card of background work stops waiting (cardexpiry.go).
@@ -100,9 +105,15 @@ func (s *Service) postCardTx(tx *ledger.Tx, t Turn, n Node, body string, c Card)
 	}
 	room := roomOfLane(c.Lane, t.RoomID)
 	c.ExpiresAt = cardExpiry(t.Lane, s.now())
-	if c.Type == "sudo" {
+	switch c.Type {
+	case "sudo":
 		at := s.now().Add(SudoCardLife)
 		c.ExpiresAt = &at
+	case CardLogin:
+		at := s.now().Add(browser.HoldLimit)
+		c.ExpiresAt = &at
+	case CardMediaPreview:
+		c.ExpiresAt = nil // it never keeps work waiting, so it does not expire with it
 	}
 	if s.cfg.Needs != nil && c.mirrored() {
 		if err := mirrorTx(tx, n.Name, body, &c); err != nil {
@@ -165,6 +176,17 @@ func (s *Service) heldCardTx(tx *ledger.Tx, t Turn, n Node, conv string, held []
 // answered is a conflict; one whose work failed returns to pending with the error, to try again.
 // by names the client (browser, cli, phone, needs).
 func (s *Service) Answer(ctx context.Context, messageID, decision, by string) (Message, error) {
+	if _, c, err := s.loginCard(ctx, messageID); err == nil {
+		// A sign-in is answered on its own terms: approve is "I'm done", discard "Not now".
+		action := map[string]string{Approve: LoginDone, DecideOnce: LoginDone, Discard: LoginDecline}[decision]
+		if action == "" {
+			return Message{}, problem.Invalid("A sign-in card takes approve (I'm done) or discard (Not now), not %q.", decision)
+		}
+		if c.Status != CardPending && c.Status != LoginWorking {
+			return Message{}, problem.New(problem.KindConflict, "This sign-in has ended already.")
+		}
+		return s.AnswerLogin(ctx, messageID, action, by)
+	}
 	return s.settleCard(ctx, messageID, decision, by, nil)
 }
 
@@ -222,6 +244,8 @@ func (s *Service) settleCard(ctx context.Context, messageID, decision, by string
 		c.Status, c.Result, c.Error = CardApproved, result, ""
 		if decision == Discard {
 			c.Status = CardDiscarded
+		} else if c.Type == CardMediaPreview {
+			c.Status = CardReleased
 		}
 	}
 	owner, _ := s.Node(ctx, c.NodeID)
@@ -268,6 +292,9 @@ func cardSettled(c Card) string {
 
 // cardWork does what an answered card holds and says what came of it.
 func (s *Service) cardWork(ctx context.Context, c *Card, decision string) (string, error) {
+	if c.Type == CardMediaPreview {
+		return s.previewCardWork(ctx, c, decision)
+	}
 	if decision == Discard {
 		if c.Type == "tools" {
 			for _, call := range c.Calls {

@@ -48,8 +48,13 @@ type grant struct {
 
 // options are the card's answers as Needs me lists them, the discard last.
 func (c Card) options() []string {
-	if c.Type == "sudo" {
+	switch c.Type {
+	case "sudo":
 		return []string{"Run without a password", "Decline"}
+	case CardLogin:
+		return []string{"I'm done", "Not now"}
+	case CardMediaPreview:
+		return []string{"Release", "Discard"}
 	}
 	if c.Type != "computer" || c.Computer == nil {
 		return []string{"Approve", "Discard"}
@@ -63,7 +68,7 @@ func (c Card) options() []string {
 // decisionOf is the decision a Needs me option stands for.
 func (c Card) decisionOf(opt int) string {
 	switch c.options()[min(max(opt, 0), len(c.options())-1)] {
-	case "Once", "Approve", "Run without a password":
+	case "Once", "Approve", "Run without a password", "I'm done", "Release":
 		return Approve
 	case "This mission":
 		return DecideMission
@@ -114,6 +119,8 @@ func (s *Service) askComputer(ctx context.Context, c *turnCtx, tool string, call
 	switch {
 	case call.Command != "":
 		what = fmt.Sprintf("run `%s` in %s", oneLineOf(call.Command, 200), call.Folder)
+	case call.Op == computer.OpBrowse:
+		what = "open " + call.URL + " in its browser"
 	case call.URL != "":
 		what = "call " + call.URL
 	case len(call.Paths) > 0:

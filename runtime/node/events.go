@@ -28,6 +28,7 @@ func EventSpecs() []events.Spec {
 		{Kind: KindRoom, Payload: RoomChanged{}, Doc: "a node room was made, changed or deleted"},
 		{Kind: KindNode, Payload: NodeChanged{}, Doc: "a node was made, changed or deleted"},
 		{Kind: KindComputerTool, Payload: ComputerTool{}, Doc: "a node used a tool on its owner's computer: the tool, folder and program, never the output"},
+		{Kind: KindBrowserTool, Payload: BrowserTool{}, Doc: "a node used the browser or a capture tool, or a sign-in it handed its owner ended: the tool, tab and site, never page text or what was typed"},
 	}, liveEventSpecs()...)
 }
 

@@ -8,12 +8,12 @@ package node
 
 import (
 	"context"
-	"github.com/ensemblework/ensemble/runtime/computer"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/ensemblework/ensemble/runtime/assistant"
+	"github.com/ensemblework/ensemble/runtime/computer"
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
@@ -74,6 +74,11 @@ type Config struct {
 	// never show among the person's terminals; nil (or no Computer) leaves the terminal tools
 	// answering that there are none. Their screens hide saved secrets as Computer does.
 	Terminals *terminal.Manager
+	// Browser is the Chromium broker the nodes browse and capture with (browsertools.go); nil
+	// leaves the browser tools off. RefuseURL is why an address is Ensemble itself (its own UI,
+	// its relay), or "", asked before a node's page opens.
+	Browser   Browser
+	RefuseURL func(url string) string
 	Now       func() time.Time
 	Log       *slog.Logger
 	// Talk and Work are the conversation and work turns that run at once; PerNode the work turns

@@ -518,5 +518,6 @@ func (s *Service) Delete(ctx context.Context, ref string) error {
 			s.log.Info("node: delete a conversation of a deleted node", "conversation", c, "err", err)
 		}
 	}
+	s.closeNodeTabs(ctx, n.ID)
 	return s.unassignTasks(ctx, n.ID, "")
 }

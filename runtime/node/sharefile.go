@@ -86,6 +86,19 @@ func (s *Service) shareFile(ctx context.Context, c *turnCtx, path, caption strin
 func (s *Service) SharedFile(ctx context.Context, messageID, fileID string) (*os.File, computer.Shared, error) {
 	none := problem.NotFound("There is no such shared file.")
 	m, err := s.messageIn(ctx, s.cfg.Store.Reader(), messageID)
+	var c Card
+	if err == nil && s.cfg.Computer != nil && m.Kind == KindApproval && json.Unmarshal(m.Data, &c) == nil {
+		// A held capture opens for its owner from its card (this runtime serves only them).
+		sh, ok := heldFile(c, fileID)
+		if !ok {
+			return nil, computer.Shared{}, none
+		}
+		f, err := s.cfg.Computer.SharedFile(sh.ID)
+		if err != nil {
+			return nil, computer.Shared{}, none
+		}
+		return f, sh, nil
+	}
 	var d FileData
 	if err != nil || m.Kind != KindText || s.cfg.Computer == nil || json.Unmarshal(m.Data, &d) != nil || d.Type != "file" {
 		return nil, computer.Shared{}, none

@@ -215,7 +215,7 @@ func Tools() []tools.Tool {
 		helperTool(read),
 		secretHTTPTool(read),
 		secretRequestTool(read),
-	}, slices.Concat(SessionTools(), planTools(), workToolDefs(read), computerToolDefs(read), terminalToolDefs(read), []tools.Tool{liveViewTool(read)})...)
+	}, slices.Concat(SessionTools(), planTools(), workToolDefs(read), computerToolDefs(read), browserToolDefs(read), terminalToolDefs(read), []tools.Tool{liveViewTool(read)})...)
 }
 
 // nodePost posts the node's message in another room it is in.

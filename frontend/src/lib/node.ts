@@ -167,6 +167,23 @@ export interface Card {
   error?: string;
   answeredAt?: string;
   answeredBy?: string;
+  expiresAt?: string;
+  // A login card (data.type "login", runtime/node/logincard.go): a tab handed to the owner.
+  purpose?: 'sign_in' | 'human_check' | string;
+  origin?: string;
+  site?: string;
+  tab?: string;
+  loginId?: string;
+  display?: boolean;
+  takeover?: boolean;
+  source?: string;
+  command?: string;
+  via?: string;
+  note?: string;
+  // A media_preview card (runtime/node/heldcapture.go): captures held for the owner's preview.
+  evidence?: SharedFile[];
+  reasons?: string[];
+  answers?: Record<string, string>;
 }
 
 export interface Memory {
@@ -328,6 +345,12 @@ export const CARD_STATUS: Record<string, string> = {
   approved: 'Approved',
   discarded: 'Discarded',
   expired: 'Expired',
+  working: 'Checking…',
+  signed_in: 'Signed in',
+  passed: 'Passed',
+  declined: 'Not now',
+  ended: 'Ended',
+  released: 'Released',
 };
 
 /** A reply a node is writing now, from its frames. */

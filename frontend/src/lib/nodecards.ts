@@ -62,3 +62,23 @@ export const secretCardApi = {
     return request<Message>('POST', `/api/node/secrets/${enc(messageId)}`, { sealed, allow });
   },
 };
+
+/** GET /api/node/logins/{messageId}: a login card's state and what it offers. */
+export interface LoginView {
+  message: Message;
+  card: import('./node').Card;
+  offers: ('local' | 'takeover' | 'done' | 'decline' | string)[];
+}
+
+/** A node's login card (spec 002 §8.16.1): the owner signs in on this computer, says they are done, or declines. */
+export const loginApi = {
+  view: (messageId: string) => request<LoginView>('GET', `/api/node/logins/${enc(messageId)}`),
+  answer: (messageId: string, action: 'local' | 'done' | 'check' | 'decline') =>
+    request<Message>('POST', `/api/node/logins/${enc(messageId)}`, { action }),
+};
+
+/** The sites whose captures wait for the owner's preview (every node's): GET/PUT /api/node/preview-sites. */
+export const previewSitesApi = {
+  list: () => request<{ sites: string[] }>('GET', '/api/node/preview-sites').then((r) => r.sites ?? []),
+  set: (sites: string[]) => request<{ sites: string[] }>('PUT', '/api/node/preview-sites', { sites }).then((r) => r.sites ?? []),
+};

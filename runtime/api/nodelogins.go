@@ -1,0 +1,62 @@
+package api
+
+import (
+	"net/http"
+)
+
+// The login card's own routes (spec 002 §8.16.1) and the sites whose captures the owner sees
+// first (§8.14, held captures):
+//
+//	GET  /api/node/logins/{messageId}    the card's state and what it offers (local, takeover, done, decline)
+//	POST /api/node/logins/{messageId}    {action: local|done|check|decline}; an ended sign-in is 409
+//	GET  /api/node/preview-sites         {sites}
+//	PUT  /api/node/preview-sites         {sites}: replaces them
+//
+// A held capture opens at GET /api/node/messages/{id}/files/{fileId} from its media_preview card
+// and is released or discarded at POST /api/node/approvals/{messageId} {decision: approve|discard}.
+func (s *Server) mountNodeLogins(api func(string, http.HandlerFunc)) {
+	api("GET /api/node/logins/{messageId}", s.getLogin)
+	api("POST /api/node/logins/{messageId}", s.answerLogin)
+	api("GET /api/node/preview-sites", s.previewSites)
+	api("PUT /api/node/preview-sites", s.setPreviewSites)
+}
+
+func (s *Server) getLogin(w http.ResponseWriter, r *http.Request) {
+	v, err := s.opts.Nodes.Login(r.Context(), r.PathValue("messageId"))
+	s.answer(w, r, http.StatusOK, v, err)
+}
+
+func (s *Server) answerLogin(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Action string `json:"action"`
+	}
+	if err := decode(w, r, &in); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	m, err := s.opts.Nodes.AnswerLogin(r.Context(), r.PathValue("messageId"), in.Action, s.cardAnswerer(r))
+	s.answer(w, r, http.StatusOK, m, err)
+}
+
+func (s *Server) previewSites(w http.ResponseWriter, r *http.Request) {
+	sites, err := s.opts.Nodes.PreviewSites(r.Context())
+	if sites == nil {
+		sites = []string{}
+	}
+	s.answer(w, r, http.StatusOK, map[string]any{"sites": sites}, err)
+}
+
+func (s *Server) setPreviewSites(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Sites []string `json:"sites"`
+	}
+	if err := decode(w, r, &in); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	sites, err := s.opts.Nodes.SetPreviewSites(r.Context(), in.Sites)
+	if sites == nil {
+		sites = []string{}
+	}
+	s.answer(w, r, http.StatusOK, map[string]any{"sites": sites}, err)
+}

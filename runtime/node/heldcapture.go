@@ -1,0 +1,257 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ensemblework/ensemble/browser"
+	"github.com/ensemblework/ensemble/runtime/computer"
+	"github.com/ensemblework/ensemble/runtime/ledger"
+)
+
+// Held captures (spec 002 §8.14, §8.16): a screenshot that shows a saved secret's value or
+// something shaped like a key, or of a site the owner previews first, is kept on the computer
+// but shown in no chat and given to no model. One owner-only media_preview card per work holds
+// them until the owner releases (the files become ordinary and the node is woken to show them)
+// or discards them (deleted).
+
+// PreviewAsk is a media_preview card's data beside the card's own (data.type "media_preview").
+type PreviewAsk struct {
+	Evidence []computer.Shared `json:"evidence"`
+	Reasons  []string          `json:"reasons"`
+	// Answers are the owner's per file answers: released or discarded.
+	Answers map[string]string `json:"answers,omitempty"`
+	// Operation is the work the files were captured for (node:<id>:own).
+	Operation string `json:"operation"`
+}
+
+// Card type and statuses of a held capture.
+const (
+	CardMediaPreview = "media_preview"
+	CardReleased     = "released"
+)
+
+// keyShapedRe finds what looks like a key or token on screen, whoever's it is.
+var keyShapedRe = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----|\bAKIA[0-9A-Z]{16}\b|\bsk-[A-Za-z0-9_-]{20,}|\bghp_[A-Za-z0-9]{30,}|\bxox[bp]-[A-Za-z0-9-]{10,}|(?i:key|token|secret)["']?\s*[:=]\s*["']?(?:[A-Za-z0-9+/_-]{32,}={0,2}|[0-9a-fA-F]{32,})`)
+
+// holdReasons are why a capture is held for the owner's preview, or none.
+func (s *Service) holdReasons(ctx context.Context, text, site string) []string {
+	var out []string
+	if s.hide(text) != text {
+		out = append(out, "it shows one of your owner's saved secrets")
+	}
+	if keyShapedRe.MatchString(text) {
+		out = append(out, "it shows something shaped like a key or token")
+	}
+	if site != "" && s.previewsSite(ctx, site) {
+		out = append(out, "your owner sees captures of "+site+" first")
+	}
+	return out
+}
+
+// previewsSite reports whether the owner marked site (or a site it is part of) preview first.
+func (s *Service) previewsSite(ctx context.Context, site string) bool {
+	sites, err := s.PreviewSites(ctx)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(sites, func(p string) bool { return site == p || strings.HasSuffix(site, "."+p) })
+}
+
+// keptShot is a screenshot kept as the node's evidence: shown with its reply, or held.
+type keptShot struct {
+	Evidence string   `json:"evidence"`
+	Name     string   `json:"name"`
+	Width    int      `json:"width,omitempty"`
+	Height   int      `json:"height,omitempty"`
+	Held     bool     `json:"held,omitempty"`
+	Reasons  []string `json:"reasons,omitempty"`
+	Masked   int      `json:"masked,omitempty"`
+}
+
+func (k keptShot) summary() string {
+	if k.Held {
+		return fmt.Sprintf("The screenshot %s is held for your owner's preview (%s): it is not shown in the chat and you do not see it or its text; your owner releases or discards it on the card.",
+			k.Evidence, strings.Join(k.Reasons, "; "))
+	}
+	out := fmt.Sprintf("This screenshot (%s, %d×%d) will appear with your reply; it is kept as evidence %s.", k.Name, k.Width, k.Height, k.Evidence)
+	if k.Masked > 0 {
+		out += fmt.Sprintf(" %d password fields were blanked.", k.Masked)
+	}
+	return out
+}
+
+// keepShot keeps a screenshot as the node's evidence and shows it in the turn's conversation,
+// or holds it on the owner's media_preview card.
+func (s *Service) keepShot(ctx context.Context, c *turnCtx, shot browser.Shot, caption string) (keptShot, error) {
+	if s.cfg.Computer == nil {
+		return keptShot{}, errNoComputer
+	}
+	if len(shot.Image) == 0 {
+		return keptShot{}, fmt.Errorf("The browser gave back no picture of %s, so there is nothing to show.", siteOf(shot.URL))
+	}
+	ext := ".png"
+	if shot.Mime == "image/jpeg" {
+		ext = ".jpg"
+	}
+	name := "screenshot-" + s.now().Format("20060102-150405") + ext
+	sh, err := s.cfg.Computer.Keep(name, bytes.NewReader(shot.Image))
+	if err != nil {
+		return keptShot{}, err
+	}
+	k := keptShot{Evidence: sh.ID, Name: sh.Name, Width: shot.Width, Height: shot.Height, Masked: shot.Masked}
+	if k.Reasons = s.holdReasons(ctx, shot.Text, siteOf(shot.URL)); len(k.Reasons) > 0 {
+		k.Held = true
+		return k, s.holdFile(ctx, c, sh, k.Reasons)
+	}
+	if err := s.keepShotText(c.node, sh.ID, shot.Text); err != nil {
+		s.log.Warn("node: keep a capture's page text", "evidence", sh.ID, "err", err)
+	}
+	return k, s.showFiles(ctx, c.rt.turn, c.node, []computer.Shared{sh}, caption)
+}
+
+// showFiles posts files as the node's file message in the turn's conversation, beside its reply.
+func (s *Service) showFiles(ctx context.Context, t Turn, n Node, files []computer.Shared, caption string) error {
+	data, _ := json.Marshal(FileData{Type: "file", Files: files})
+	return s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
+		_, err := s.insertMessageTx(tx, Message{RoomID: roomOfLane(t.Lane, t.RoomID), Author: AuthorNode, NodeID: n.ID, Kind: KindText,
+			Body: strings.TrimSpace(caption), Data: data, Private: true, Depth: t.Depth + 1, TurnID: t.ID})
+		return err
+	})
+}
+
+// holdFile puts a held file on the work's pending media_preview card, or a new one.
+func (s *Service) holdFile(ctx context.Context, c *turnCtx, sh computer.Shared, reasons []string) error {
+	work := string(nodeWork(c.node.ID))
+	err := s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
+		cards, err := s.queryMessages(tx.Context(), tx, `WHERE kind = 'approval' AND json_extract(data, '$.type') = 'media_preview'
+			AND json_extract(data, '$.status') = 'pending' AND author_node_id = ? AND json_extract(data, '$.operation') = ? ORDER BY seq DESC LIMIT 1`, c.node.ID, work)
+		if err != nil {
+			return err
+		}
+		if len(cards) == 1 {
+			m := cards[0]
+			var card Card
+			json.Unmarshal(m.Data, &card)
+			if card.PreviewAsk == nil {
+				card.PreviewAsk = &PreviewAsk{Operation: work}
+			}
+			card.Evidence = append(card.Evidence, sh)
+			for _, r := range reasons {
+				if !slices.Contains(card.Reasons, r) {
+					card.Reasons = append(card.Reasons, r)
+				}
+			}
+			m.Body = previewBody(c.node, len(card.Evidence))
+			m.Data, _ = json.Marshal(card)
+			return s.updateMessageTx(tx, m)
+		}
+		card := Card{Type: CardMediaPreview, PreviewAsk: &PreviewAsk{Evidence: []computer.Shared{sh}, Reasons: reasons, Operation: work}}
+		_, err = s.postCardTx(tx, c.rt.turn, c.node, previewBody(c.node, 1), card)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("node: hold a capture for the owner: %w", err)
+	}
+	return nil
+}
+
+func previewBody(n Node, files int) string {
+	if files == 1 {
+		return fmt.Sprintf("@%s held a screenshot for you to see first.", n.Slug)
+	}
+	return fmt.Sprintf("@%s held %d screenshots for you to see first.", n.Slug, files)
+}
+
+// previewCardWork releases a media_preview card's files (shown in its conversation as the node's
+// file message) or deletes them.
+func (s *Service) previewCardWork(ctx context.Context, c *Card, decision string) (string, error) {
+	if c.PreviewAsk == nil || len(c.Evidence) == 0 {
+		return "", fmt.Errorf("the card holds no files")
+	}
+	if c.Answers == nil {
+		c.Answers = map[string]string{}
+	}
+	if decision == Discard {
+		for _, f := range c.Evidence {
+			if err := s.cfg.Computer.DropShared(f.ID); err != nil {
+				return "", err
+			}
+			c.Answers[f.ID] = CardDiscarded
+		}
+		return "Your owner discarded the held screenshots; they are deleted. Do not take them again another way.", nil
+	}
+	n, err := s.Node(ctx, c.NodeID)
+	if err != nil {
+		return "", err
+	}
+	t := Turn{NodeID: c.NodeID, Lane: c.Lane, RoomID: roomOfLane(c.Lane, n.DMRoomID), Private: c.Private, Depth: c.Depth, ID: c.TurnID}
+	if err := s.showFiles(ctx, t, n, c.Evidence, "Released by your owner"); err != nil {
+		return "", err
+	}
+	for _, f := range c.Evidence {
+		c.Answers[f.ID] = CardReleased
+	}
+	return "The held screenshots are released and shown in the chat now; say in a line what they show.", nil
+}
+
+// heldFile reports whether a media_preview card holds the file id, for the files route.
+func heldFile(c Card, id string) (computer.Shared, bool) {
+	if c.Type != CardMediaPreview || c.PreviewAsk == nil || c.Status == CardDiscarded {
+		return computer.Shared{}, false
+	}
+	i := slices.IndexFunc(c.Evidence, func(f computer.Shared) bool { return f.ID == id })
+	if i < 0 {
+		return computer.Shared{}, false
+	}
+	return c.Evidence[i], true
+}
+
+// PreviewSites are the sites whose captures the owner sees first, sorted.
+func (s *Service) PreviewSites(ctx context.Context) ([]string, error) {
+	return queryAll(ctx, s.cfg.Store.Reader(), "read the preview sites", "SELECT site FROM browser_preview_sites ORDER BY site", nil,
+		func(sc scanner) (string, error) {
+			var site string
+			return site, sc.Scan(&site)
+		})
+}
+
+// SetPreviewSites replaces the sites whose captures the owner sees first (hosts, such as
+// bank.example.com; a site covers its subdomains).
+func (s *Service) SetPreviewSites(ctx context.Context, sites []string) ([]string, error) {
+	var clean []string
+	for _, site := range sites {
+		site = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(site)), ".")
+		if h := siteOf(site); strings.Contains(site, "://") && h != "" {
+			site = h
+		}
+		if site != "" && !slices.Contains(clean, site) && len(site) <= 253 && !strings.ContainsAny(site, " /") {
+			clean = append(clean, site)
+		}
+	}
+	if len(clean) > 200 {
+		return nil, fmt.Errorf("At most 200 preview sites.")
+	}
+	err := s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
+		if _, err := tx.ExecContext(tx.Context(), "DELETE FROM browser_preview_sites"); err != nil {
+			return err
+		}
+		for _, site := range clean {
+			if _, err := tx.ExecContext(tx.Context(), "INSERT INTO browser_preview_sites (site, created_at) VALUES (?, ?)", site, tx.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("node: keep the preview sites: %w", err)
+	}
+	slices.Sort(clean)
+	return clean, nil
+}
