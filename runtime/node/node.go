@@ -74,8 +74,8 @@ type Config struct {
 	// never show among the person's terminals; nil (or no Computer) leaves the terminal tools
 	// answering that there are none. Their screens hide saved secrets as Computer does.
 	Terminals *terminal.Manager
-	// Browser is the Chromium broker the nodes browse and capture with (browsertools.go); nil
-	// leaves the browser tools off. RefuseURL is why an address is Ensemble itself (its own UI,
+	// Browser is the Chromium broker the nodes browse and capture with (browsertools.go,
+	// webtask.go; spec 002 §8.16, *browser.Broker); nil leaves the browser tools off. RefuseURL is why an address is Ensemble itself (its own UI,
 	// its relay), or "", asked before a node's page opens.
 	Browser   Browser
 	RefuseURL func(url string) string
@@ -93,9 +93,6 @@ type Config struct {
 	// RoutineTick overrides RoutineTick (tests).
 	RoutineTick time.Duration
 
-	// Browser is the computer's Chromium broker (spec 002 §8.16, *browser.Broker); nil leaves
-	// web_task (webtask.go) answering that there is no browser here.
-	Browser Browser
 	// OpenCLISignIn opens a page a node's command asked a browser for (devicecodes.go) in the
 	// node's own tab, with its sign-in card; nil only records it.
 	OpenCLISignIn OpenCLISignIn

@@ -484,14 +484,6 @@ func describe(a webAction) string {
 	return a.Action
 }
 
-// siteOf is an address's host, for what a person reads.
-func siteOf(u string) string {
-	if h := hostOfURL(u); h != "" {
-		return h
-	}
-	return u
-}
-
 func clipText(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
@@ -554,7 +546,7 @@ func (s *Service) webTask(ctx context.Context, c *turnCtx, in webTaskIn) (tools.
 	if models.CheckEffort(provider, model, "low") == nil {
 		effort = "low"
 	}
-	w := &webTask{b: s.cfg.Browser, work: browser.Work("node:" + c.node.ID + ":own"), owner: ownerTag, ownerSaid: said,
+	w := &webTask{b: s.cfg.Browser, work: nodeWork(c.node.ID), owner: ownerTag, ownerSaid: said,
 		ask: func(ctx context.Context, system, prompt string) (string, error) {
 			resp, err := s.cfg.Assistant.Complete(ctx, provider, model, models.Request{System: system, Effort: effort, MaxTokens: 1024,
 				Messages: []models.Message{{Role: "user", Text: prompt}}})

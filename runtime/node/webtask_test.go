@@ -13,7 +13,7 @@ import (
 	"github.com/ensemblework/ensemble/runtime/models"
 )
 
-// fakePage is one page of a fakeBrowser: its snapshot and where its elements lead.
+// fakePage is one page of a scriptedBrowser: its snapshot and where its elements lead.
 type fakePage struct {
 	url, title, text string
 	refs             int
@@ -25,8 +25,8 @@ type fakePage struct {
 	closes           map[string]bool   // ref → the window closes itself (a payment that finished)
 }
 
-// fakeBrowser is a node.Browser over a few scripted pages.
-type fakeBrowser struct {
+// scriptedBrowser is a node.Browser over a few scripted pages.
+type scriptedBrowser struct {
 	mu      sync.Mutex
 	pages   map[string]*fakePage // by address
 	tabs    map[string]string    // tab → address
@@ -37,10 +37,10 @@ type fakeBrowser struct {
 	work    browser.Work // whose the last tab opened is
 }
 
-var _ Browser = (*fakeBrowser)(nil)
+var _ Browser = (*scriptedBrowser)(nil)
 
-func newFakeBrowser(pages ...*fakePage) *fakeBrowser {
-	b := &fakeBrowser{pages: map[string]*fakePage{}, tabs: map[string]string{}}
+func newScriptedBrowser(pages ...*fakePage) *scriptedBrowser {
+	b := &scriptedBrowser{pages: map[string]*fakePage{}, tabs: map[string]string{}}
 	for _, p := range pages {
 		if p.refs == 0 && p.text != "" {
 			p.refs = strings.Count(p.text, "[ref=")
@@ -50,7 +50,7 @@ func newFakeBrowser(pages ...*fakePage) *fakeBrowser {
 	return b
 }
 
-func (b *fakeBrowser) pageLocked(tab string) browser.Page {
+func (b *scriptedBrowser) pageLocked(tab string) browser.Page {
 	p := b.pages[b.tabs[tab]]
 	if p == nil {
 		return browser.Page{Tab: tab, URL: b.tabs[tab]}
@@ -58,21 +58,21 @@ func (b *fakeBrowser) pageLocked(tab string) browser.Page {
 	return browser.Page{Tab: tab, URL: p.url, Title: p.title, Status: p.status, SignIn: p.signIn}
 }
 
-func (b *fakeBrowser) openLocked(url string) string {
+func (b *scriptedBrowser) openLocked(url string) string {
 	b.next++
 	tab := fmt.Sprintf("t%d", b.next)
 	b.tabs[tab] = url
 	return tab
 }
 
-func (b *fakeBrowser) Status(context.Context) browser.Status { return browser.Status{Running: true} }
-func (b *fakeBrowser) Open(_ context.Context, o browser.OpenOptions) (browser.Page, error) {
+func (b *scriptedBrowser) Status(context.Context) browser.Status { return browser.Status{Running: true} }
+func (b *scriptedBrowser) Open(_ context.Context, o browser.OpenOptions) (browser.Page, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.work = o.Work
 	return b.pageLocked(b.openLocked(o.URL)), nil
 }
-func (b *fakeBrowser) Navigate(_ context.Context, _ browser.Work, tab, url string) (browser.Page, error) {
+func (b *scriptedBrowser) Navigate(_ context.Context, _ browser.Work, tab, url string) (browser.Page, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, ok := b.tabs[tab]; !ok {
@@ -81,7 +81,7 @@ func (b *fakeBrowser) Navigate(_ context.Context, _ browser.Work, tab, url strin
 	b.tabs[tab] = url
 	return b.pageLocked(tab), nil
 }
-func (b *fakeBrowser) Tabs(browser.Work) []browser.TabInfo {
+func (b *scriptedBrowser) Tabs(browser.Work) []browser.TabInfo {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []browser.TabInfo
@@ -90,9 +90,9 @@ func (b *fakeBrowser) Tabs(browser.Work) []browser.TabInfo {
 	}
 	return out
 }
-func (b *fakeBrowser) CloseTab(context.Context, browser.Work, string) error { return nil }
-func (b *fakeBrowser) CloseWork(context.Context, browser.Work) error        { return nil }
-func (b *fakeBrowser) Snapshot(_ context.Context, _ browser.Work, tab string, o browser.SnapshotOptions) (browser.Snapshot, error) {
+func (b *scriptedBrowser) CloseTab(context.Context, browser.Work, string) error { return nil }
+func (b *scriptedBrowser) CloseWork(context.Context, browser.Work) error        { return nil }
+func (b *scriptedBrowser) Snapshot(_ context.Context, _ browser.Work, tab string, o browser.SnapshotOptions) (browser.Snapshot, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, ok := b.tabs[tab]; !ok {
@@ -104,7 +104,7 @@ func (b *fakeBrowser) Snapshot(_ context.Context, _ browser.Work, tab string, o 
 	}
 	return browser.Snapshot{Page: b.pageLocked(tab), Text: p.text, Refs: p.refs}, nil
 }
-func (b *fakeBrowser) Click(_ context.Context, _ browser.Work, tab, ref string) (browser.Page, error) {
+func (b *scriptedBrowser) Click(_ context.Context, _ browser.Work, tab, ref string) (browser.Page, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.clicked = append(b.clicked, ref)
@@ -124,7 +124,7 @@ func (b *fakeBrowser) Click(_ context.Context, _ browser.Work, tab, ref string) 
 	}
 	return b.pageLocked(tab), nil
 }
-func (b *fakeBrowser) Type(_ context.Context, _ browser.Work, tab, ref, text string, submit bool) (browser.Page, error) {
+func (b *scriptedBrowser) Type(_ context.Context, _ browser.Work, tab, ref, text string, submit bool) (browser.Page, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.typed = append(b.typed, text)
@@ -133,55 +133,55 @@ func (b *fakeBrowser) Type(_ context.Context, _ browser.Work, tab, ref, text str
 	}
 	return b.pageLocked(tab), nil
 }
-func (b *fakeBrowser) Press(_ context.Context, _ browser.Work, tab, key string) (browser.Page, error) {
+func (b *scriptedBrowser) Press(_ context.Context, _ browser.Work, tab, key string) (browser.Page, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pressed = append(b.pressed, key)
 	return b.pageLocked(tab), nil
 }
-func (b *fakeBrowser) Wait(_ context.Context, _ browser.Work, tab string, _ browser.WaitOptions) (browser.Page, error) {
+func (b *scriptedBrowser) Wait(_ context.Context, _ browser.Work, tab string, _ browser.WaitOptions) (browser.Page, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.pageLocked(tab), nil
 }
-func (b *fakeBrowser) Screenshot(_ context.Context, _ browser.Work, tab string, _ browser.ShotOptions) (browser.Shot, error) {
+func (b *scriptedBrowser) Screenshot(_ context.Context, _ browser.Work, tab string, _ browser.ShotOptions) (browser.Shot, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return browser.Shot{Page: b.pageLocked(tab), Mime: "image/png"}, nil
 }
-func (b *fakeBrowser) Extract(_ context.Context, _ browser.Work, tab string) (browser.Extraction, error) {
+func (b *scriptedBrowser) Extract(_ context.Context, _ browser.Work, tab string) (browser.Extraction, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return browser.Extraction{Page: b.pageLocked(tab), Markdown: b.pages[b.tabs[tab]].text}, nil
 }
-func (b *fakeBrowser) Console(browser.Work, string) ([]browser.ConsoleEntry, error) { return nil, nil }
-func (b *fakeBrowser) NetworkErrors(browser.Work, string) ([]browser.NetError, error) {
+func (b *scriptedBrowser) Console(browser.Work, string) ([]browser.ConsoleEntry, error) { return nil, nil }
+func (b *scriptedBrowser) NetworkErrors(browser.Work, string) ([]browser.NetError, error) {
 	return nil, nil
 }
-func (b *fakeBrowser) Upload(context.Context, browser.Work, string, string, []string) (browser.Page, error) {
+func (b *scriptedBrowser) Upload(context.Context, browser.Work, string, string, []string) (browser.Page, error) {
 	return browser.Page{}, nil
 }
-func (b *fakeBrowser) Download(context.Context, browser.Work, string, string, string) (browser.File, error) {
+func (b *scriptedBrowser) Download(context.Context, browser.Work, string, string, string) (browser.File, error) {
 	return browser.File{}, nil
 }
-func (b *fakeBrowser) Fetch(context.Context, browser.Work, string, string, string) (browser.File, error) {
+func (b *scriptedBrowser) Fetch(context.Context, browser.Work, string, string, string) (browser.File, error) {
 	return browser.File{}, nil
 }
-func (b *fakeBrowser) Hold(context.Context, browser.Work, string, string, browser.SignedInCheck) error {
+func (b *scriptedBrowser) Hold(context.Context, browser.Work, string, string, browser.SignedInCheck) error {
 	return nil
 }
-func (b *fakeBrowser) Release(context.Context, browser.Work, string, bool) error { return nil }
-func (b *fakeBrowser) CheckSignIn(context.Context, browser.Work, string) (bool, error) {
+func (b *scriptedBrowser) Release(context.Context, browser.Work, string, bool) error { return nil }
+func (b *scriptedBrowser) CheckSignIn(context.Context, browser.Work, string) (bool, error) {
 	return false, nil
 }
-func (b *fakeBrowser) OpenClean(context.Context, browser.Work, string) (bool, error) {
+func (b *scriptedBrowser) OpenClean(context.Context, browser.Work, string) (bool, error) {
 	return false, nil
 }
-func (b *fakeBrowser) CloseClean(context.Context, browser.Work, string) error { return nil }
-func (b *fakeBrowser) Screencast(context.Context, browser.Work, string, browser.ScreencastOptions, func(browser.Frame)) (func(), error) {
+func (b *scriptedBrowser) CloseClean(context.Context, browser.Work, string) error { return nil }
+func (b *scriptedBrowser) Screencast(context.Context, browser.Work, string, browser.ScreencastOptions, func(browser.Frame)) (func(), error) {
 	return func() {}, nil
 }
-func (b *fakeBrowser) Input(context.Context, browser.Work, string, browser.Input) error { return nil }
+func (b *scriptedBrowser) Input(context.Context, browser.Work, string, browser.Input) error { return nil }
 
 // act is the sub-model's answer: one JSON action.
 func act(a map[string]any) enginetest.Step {
@@ -277,7 +277,7 @@ func TestWebTask(t *testing.T) {
 	f := newFixture(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newFakeBrowser(pages...)
+			b := newScriptedBrowser(pages...)
 			f.model.Script(tt.script...)
 			var mu sync.Mutex
 			var prompts []string
@@ -341,7 +341,7 @@ func TestParseWebAction(t *testing.T) {
 // web_task as a node's turn runs it: the node's own browsing, its chat model, and the owner's
 // words in the thread deciding a risky click.
 func TestWebTaskForNode(t *testing.T) {
-	b := newFakeBrowser(&fakePage{url: "https://mail.example/draft", title: "Draft",
+	b := newScriptedBrowser(&fakePage{url: "https://mail.example/draft", title: "Draft",
 		text:   `- textbox "To" [ref=e1]` + "\n" + `- button "Send" [ref=e2]`,
 		clicks: map[string]string{"e2": "https://mail.example/sent"}},
 		&fakePage{url: "https://mail.example/sent", title: "Sent", text: `- text "Message sent"` + "\n" + `- link "Inbox" [ref=e1]`})
