@@ -74,8 +74,10 @@ type Config struct {
 	// never show among the person's terminals; nil (or no Computer) leaves the terminal tools
 	// answering that there are none. Their screens hide saved secrets as Computer does.
 	Terminals *terminal.Manager
-	Now       func() time.Time
-	Log       *slog.Logger
+	// Browser is the Chromium broker (spec 002 §8.16); nil leaves the browser's live views off.
+	Browser Browser
+	Now     func() time.Time
+	Log     *slog.Logger
 	// Talk and Work are the conversation and work turns that run at once; PerNode the work turns
 	// one node runs at once. Zero takes the defaults (4, 4, 3).
 	Talk, Work, PerNode int
@@ -106,7 +108,8 @@ type Service struct {
 
 	outside   outsideWatches // what live node runs change outside their folders (outsidewatch.go)
 	terms     nodeTerminals  // the nodes' open terminals (terminaltools.go)
-	takeovers takeoverSet    // the owner's views of them (takeovers.go)
+	takeovers takeoverSet    // the owner's views of them and of tabs (takeovers.go)
+	tabs      liveTabs       // the tabs with a live card or a view (browserlive.go)
 
 	life    context.Context
 	endLife context.CancelFunc
