@@ -54,6 +54,9 @@ type runtimeConfig struct {
 	// Command is how the sign-in pages name this runtime's commands (openCommand); selfCommand()
 	// when empty.
 	Command string
+	// Browser is the Chromium broker the nodes browse with; nil leaves browsing off (tests set a
+	// fake until the broker is wired here).
+	Browser node.Browser
 }
 
 // Runtime is a running runtime: its database, event bus, API server and listener. `ensemble serve`
@@ -201,7 +204,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 		Hide: sec.Redactor().Hide, Log: cfg.Log, Store: st, Writer: w})
 	nodes := node.New(node.Config{Store: st, Writer: w, Bus: bus, Assistant: asst, Records: rec, Needs: nd, Log: cfg.Log,
 		Jobs: js, Sessions: ss, Runs: tools.NewRuns(js, ss, prof), SecretHTTP: secretHTTP, SecretEnv: sec.ForCommand, Computer: comp,
-		Terminals: nodeTerms})
+		Terminals: nodeTerms, Browser: cfg.Browser})
 	if err := nodes.Start(ctx); err != nil {
 		cfg.Log.Warn("node: the turn queue did not start", "err", err)
 	}
