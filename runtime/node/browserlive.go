@@ -31,9 +31,10 @@ type liveTab struct {
 
 	liveMu sync.Mutex // one change of the live card at a time
 
-	mu         sync.Mutex // guards the following fields
-	live       string     // the open live card's message id
-	controller string     // the takeover in control
+	mu         sync.Mutex    // guards the following fields
+	live       string        // the open live card's message id
+	controller string        // the takeover in control
+	back       chan struct{} // closed when the owner hands the tab back
 }
 
 // liveTabs are the tabs with a live card or a takeover, by work and tab.
@@ -78,7 +79,9 @@ func (lt *liveTab) takeControl(id string) error {
 	if lt.controller != "" && lt.controller != id {
 		return problem.Conflict("You control this tab in another view; stop that view first.")
 	}
-	lt.controller = id
+	if lt.controller == "" {
+		lt.controller, lt.back = id, make(chan struct{})
+	}
 	return nil
 }
 
@@ -86,7 +89,8 @@ func (lt *liveTab) takeControl(id string) error {
 func (lt *liveTab) handBackFrom(id string) {
 	lt.mu.Lock()
 	if lt.controller == id {
-		lt.controller = ""
+		close(lt.back)
+		lt.controller, lt.back = "", nil
 	}
 	lt.mu.Unlock()
 }
@@ -103,6 +107,29 @@ func (lt *liveTab) controlled() bool {
 func (s *Service) tabControlled(nodeID, tab string) bool {
 	lt := s.liveTabOf(ownWork(nodeID), tab, nodeID, false)
 	return lt != nil && lt.controlled()
+}
+
+// waitTab waits while the owner controls one of a node's own tabs, as terminal_send waits for a
+// terminal: it answers at once when the node has the tab, else when the owner hands it back or
+// their view ends, or with ctx's error. The browser tools call it (or tabControlled, to answer
+// ErrTabControlled at once) before each action on a tab.
+func (s *Service) waitTab(ctx context.Context, nodeID, tab string) error {
+	lt := s.liveTabOf(ownWork(nodeID), tab, nodeID, false)
+	if lt == nil {
+		return nil
+	}
+	lt.mu.Lock()
+	back := lt.back
+	lt.mu.Unlock()
+	if back == nil {
+		return nil
+	}
+	select {
+	case <-back:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // ErrTabControlled is the answer of a node's browser tool on a tab its owner controls.

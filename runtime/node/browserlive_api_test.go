@@ -24,6 +24,16 @@ import (
 // the colour at its top left; an end answers a header whose T is "end".
 func (p *page) picture(ctx context.Context) (takeover.JPEGHeader, color.RGBA) {
 	p.t.Helper()
+	h, c := p.unseen(ctx)
+	if h.T == "frame" {
+		p.send(ctx, map[string]any{"t": "seen", "seq": h.Seq})
+	}
+	return h, c
+}
+
+// unseen is picture without saying it is drawn.
+func (p *page) unseen(ctx context.Context) (takeover.JPEGHeader, color.RGBA) {
+	p.t.Helper()
 	typ, data, err := p.c.Read(ctx)
 	if err != nil {
 		p.t.Fatalf("waiting for a picture: %v", err)
@@ -54,7 +64,6 @@ func (p *page) picture(ctx context.Context) (takeover.JPEGHeader, color.RGBA) {
 	if b := img.Bounds(); b.Dx() != h.Width || b.Dy() != h.Height {
 		p.t.Fatalf("frame %d says %dx%d, is %v", h.Seq, h.Width, h.Height, b)
 	}
-	p.send(ctx, map[string]any{"t": "seen", "seq": h.Seq})
 	r, g, b, _ := img.At(0, 0).RGBA()
 	return h, color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 255}
 }
@@ -79,7 +88,7 @@ func TestBrowserTakeoverWebSocket(t *testing.T) {
 
 	// The first picture: the page as it is, watching at 1024 px and quality 45, its address
 	// without the query.
-	h, _ := p.picture(ctx)
+	h, _ := p.unseen(ctx)
 	if h.Seq != 1 || h.Mode != "watch" || h.URL != "https://shop.example/cart" || h.Title != "Your cart" || h.Width != 256 {
 		t.Fatalf("first frame = %+v", h)
 	}
@@ -88,12 +97,19 @@ func TestBrowserTakeoverWebSocket(t *testing.T) {
 	}
 	red := color.RGBA{220, 20, 20, 255}
 	bl.Browser.Paint(red)
-	if h, c := p.picture(ctx); h.Seq != 2 || !near(c, red) {
+	if h, c := p.unseen(ctx); h.Seq != 2 || !near(c, red) {
 		t.Fatalf("second frame = %+v, colour %v", h, c)
 	}
 
-	// Watching, a tap is not applied.
+	// Watching, a tap is not applied. Two frames are unseen, so the next comes only once the seen
+	// after the tap is read: the tap has been taken (and ignored) by then.
 	p.send(ctx, map[string]any{"t": "tap", "x": 0.5, "y": 0.5}, map[string]any{"t": "ping"})
+	blue := color.RGBA{20, 20, 220, 255}
+	bl.Browser.Paint(blue)
+	p.send(ctx, map[string]any{"t": "seen", "seq": 2})
+	if h, c := p.picture(ctx); h.Seq != 3 || !near(c, blue) {
+		t.Fatalf("third frame = %+v, colour %v", h, c)
+	}
 
 	// In control: 1280 px at 55, the same page again saying so, and the tap reaches the tab.
 	if code, out := ls.call(t, "POST", "/api/node/takeovers/"+tk.ID+"/control", `{"on":true}`); code != 200 {
@@ -102,7 +118,7 @@ func TestBrowserTakeoverWebSocket(t *testing.T) {
 	if !bl.TabControlled("t1") {
 		t.Fatal("the node's tools on t1 do not see the owner in control")
 	}
-	if h, c := p.picture(ctx); h.Mode != "control" || h.Width != 320 || !near(c, red) {
+	if h, c := p.picture(ctx); h.Mode != "control" || h.Width != 320 || !near(c, blue) {
 		t.Fatalf("in control: %+v %v", h, c)
 	}
 	p.send(ctx, map[string]any{"t": "tap", "x": 0.25, "y": 0.75}, map[string]any{"t": "text", "text": "hello"}, map[string]any{"t": "key", "key": "Enter"})

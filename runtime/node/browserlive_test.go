@@ -136,8 +136,21 @@ func TestBrowserTakeoverInput(t *testing.T) {
 			t.Errorf("%+v was taken", bad)
 		}
 	}
+	waited := make(chan error, 1)
+	go func() { waited <- s.waitTab(ctx, n.ID, "t1") }()
+	select {
+	case err := <-waited:
+		t.Fatalf("the node's tool went on while the owner had the tab: %v", err)
+	default:
+	}
 	if _, err := s.TakeoverControl(tk.ID, false); err != nil || s.tabControlled(n.ID, "t1") {
 		t.Fatalf("hand back: %v, still controlled %v", err, s.tabControlled(n.ID, "t1"))
+	}
+	if err := <-waited; err != nil {
+		t.Fatalf("the waiting tool after the hand back: %v", err)
+	}
+	if err := s.waitTab(ctx, n.ID, "t2"); err != nil {
+		t.Fatalf("a tab nobody controls: %v", err)
 	}
 
 	// One view in control at a time.
