@@ -62,10 +62,7 @@ func hasDisplay() bool {
 // late-bound: the broker is made before the node service it calls.
 func newBroker(dataDir string, refuse func(string) string, onSignIn func(browser.Work, string, bool, string), log *slog.Logger) node.Browser {
 	cfg := browser.Config{DataDir: filepath.Join(dataDir, "browser"), Refuse: refuse, OnSignIn: onSignIn, Headless: !hasDisplay(), Logger: log}
-	_ = cfg
-	// TODO(merge): the broker (browser.New) lands from the brcore branch; enable it with
-	//	return browser.New(cfg)
-	return nil
+	return browser.New(cfg)
 }
 
 // relayName is the relay's name, or "" while phone access is off.

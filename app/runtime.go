@@ -56,6 +56,9 @@ type runtimeConfig struct {
 	// Command is how the sign-in pages name this runtime's commands (openCommand); selfCommand()
 	// when empty.
 	Command string
+	// Browser is the Chromium broker nodes and runs browse with; nil makes the real one (tests
+	// set a fake).
+	Browser node.Browser
 }
 
 // Runtime is a running runtime: its database, event bus, API server and listener. `ensemble serve`
@@ -148,11 +151,14 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	var signIns atomic.Pointer[node.Service]
 	// The relay's name is read when asked: its settings load below.
 	refuse := func(u string) string { return refuseEnsemble(ln.Addr().String(), relayName(cfg.Relay))(u) }
-	brw := newBroker(cfg.DataDir, refuse, func(work browser.Work, tab string, ok bool, how string) {
-		if n := signIns.Load(); n != nil {
-			n.OnSignIn(work, tab, ok, how)
-		}
-	}, cfg.Log)
+	brw := cfg.Browser
+	if brw == nil {
+		brw = newBroker(cfg.DataDir, refuse, func(work browser.Work, tab string, ok bool, how string) {
+			if n := signIns.Load(); n != nil {
+				n.OnSignIn(work, tab, ok, how)
+			}
+		}, cfg.Log)
+	}
 	js := jobs.New(jobs.Options{Browser: brw, RefuseURL: refuse, Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
 		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready, Models: agents.Models,
 		Hide: sec.Redactor().Hide, Context: work.Runs(), SecretHTTP: secretHTTP, Secrets: sec, GitHelper: runGitHelper(url)})

@@ -145,6 +145,7 @@ func TestBadBodiesEveryRoute(t *testing.T) {
 		{pattern: "PUT /api/node/preview-sites", path: "/api/node/preview-sites", wrongType: `{"sites":"a.com"}`},
 		{pattern: "POST /api/node/takeovers", path: "/api/node/takeovers", wrongType: `{"liveCardId":7}`},
 		{pattern: "POST /api/node/takeovers/{id}/control", path: "/api/node/takeovers/tk_nope/control", wrongType: `{"on":"yes"}`},
+		{pattern: "POST /api/node/takeovers/{id}/end", path: "/api/node/takeovers/tk_nope/end", wrongType: `{"done":"yes"}`},
 		{pattern: "POST /api/node/sessions/{id}/control", path: "/api/node/sessions/job_nope/control", wrongType: `{"action":7}`},
 		{pattern: "POST /api/node/sessions/{id}/queue", path: "/api/node/sessions/job_nope/queue", wrongType: `{"order":"a"}`},
 		{pattern: "POST /api/node/sessions/{id}/hand-over", path: "/api/node/sessions/job_nope/hand-over", wrongType: `{"nodeId":7}`},

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -16,12 +17,15 @@ import (
 	"github.com/ensemblework/ensemble/runtime/takeover"
 )
 
-// The owner's live view of a node's terminal (spec 002 §8.17), opened from its live card:
+// The owner's live view of a node's terminal or browser tab (spec 002 §8.17), opened from its live
+// card, and a sign-in's view of the clean browser (§8.16.2), opened from its sign-in card:
 //
-//	POST   /api/node/takeovers                 {liveCardId} → 201 {takeover}; an ended card is 410
+//	POST   /api/node/takeovers                 {liveCardId} or {loginCardId} → 201 {takeover}; an ended card is 410
 //	GET    /api/node/takeovers/{id}            {takeover}
 //	POST   /api/node/takeovers/{id}/control    {on} → {takeover}: control (the node's terminal_send waits) or watch
 //	POST   /api/node/takeovers/{id}/extend     {takeover} with its end 10 minutes later; at the hour 409
+//	POST   /api/node/takeovers/{id}/end        {done}: I'm done (a sign-in is checked at once; not seen
+//	                                           signed in, the view stays open, its note says why) or Stop → {takeover}
 //	DELETE /api/node/takeovers/{id}            stops it → {takeover}
 //	GET    /api/node/takeovers/{id}/ws         the view's WebSocket, below
 //
@@ -32,6 +36,12 @@ import (
 // ({t: "frame", kind: "terminal", seq, cols, rows, cursor, title, mode, payload: {rows}}) when the
 // screen changed, at most 10 a second and two not yet seen, and {t: "end", reason} before it
 // closes; from the page, {events: [...]} of tty, tty-key, tty-size, ping and {t: "seen", seq}.
+//
+// A browser's view is the same, but for its frames, which are pictures: binary plaintexts of a
+// JSON header and the JPEG (runtime/takeover/jpeg.go), at most two unseen, the newest only, none
+// like the last; and its input: {t: tap|down|up|move, x, y} (fractions of the picture), {t: wheel,
+// x, y, dx, dy}, {t: key, key} (as a keyboard sends it) and {t: text, text}, applied only in control.
+// The name its start is sealed with is the tab (t1…), not a session.
 const (
 	takeoverStartWait = 10 * time.Second // for the sealed start after the upgrade
 	takeoverFrameGap  = 100 * time.Millisecond
@@ -46,7 +56,7 @@ func (s *Server) mountTakeovers(api func(string, http.HandlerFunc)) {
 	}
 	answer := func(w http.ResponseWriter, r *http.Request, status int, t node.Takeover, err error) {
 		switch {
-		case errors.Is(err, node.ErrLiveEnded):
+		case errors.Is(err, node.ErrLiveEnded), errors.Is(err, node.ErrSignInEnded):
 			writeError(w, http.StatusGone, err.Error())
 		case err != nil:
 			s.writeErr(w, r, err)
@@ -56,17 +66,27 @@ func (s *Server) mountTakeovers(api func(string, http.HandlerFunc)) {
 	}
 	api("POST /api/node/takeovers", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
-			LiveCardID string `json:"liveCardId"`
+			LiveCardID  string `json:"liveCardId"`
+			LoginCardID string `json:"loginCardId"`
 		}
 		if err := decode(w, r, &in); err != nil {
 			s.writeErr(w, r, err)
 			return
 		}
-		if in.LiveCardID == "" {
-			writeError(w, http.StatusBadRequest, `Say which live card to open: {"liveCardId": "…"}.`)
+		var t node.Takeover
+		var err error
+		switch {
+		case in.LiveCardID != "" && in.LoginCardID != "":
+			writeError(w, http.StatusBadRequest, `Open one card at a time: {"liveCardId": "…"} or {"loginCardId": "…"}.`)
+			return
+		case in.LoginCardID != "":
+			t, err = s.opts.Nodes.OpenLoginTakeover(r.Context(), in.LoginCardID)
+		case in.LiveCardID != "":
+			t, err = s.opts.Nodes.OpenTakeover(r.Context(), in.LiveCardID)
+		default:
+			writeError(w, http.StatusBadRequest, `Say which card to open: {"liveCardId": "…"} or {"loginCardId": "…"}.`)
 			return
 		}
-		t, err := s.opts.Nodes.OpenTakeover(r.Context(), in.LiveCardID)
 		answer(w, r, http.StatusCreated, t, err)
 	})
 	api("GET /api/node/takeovers/{id}", func(w http.ResponseWriter, r *http.Request) {
@@ -90,6 +110,21 @@ func (s *Server) mountTakeovers(api func(string, http.HandlerFunc)) {
 	})
 	api("POST /api/node/takeovers/{id}/extend", func(w http.ResponseWriter, r *http.Request) {
 		t, err := s.opts.Nodes.ExtendTakeover(r.PathValue("id"))
+		answer(w, r, http.StatusOK, t, err)
+	})
+	api("POST /api/node/takeovers/{id}/end", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Done *bool `json:"done"`
+		}
+		if err := decode(w, r, &in); err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		if in.Done == nil {
+			writeError(w, http.StatusBadRequest, `Say whether you are done or stopping: {"done": true} or {"done": false}.`)
+			return
+		}
+		t, err := s.opts.Nodes.FinishTakeover(r.Context(), r.PathValue("id"), *in.Done)
 		answer(w, r, http.StatusOK, t, err)
 	})
 	api("DELETE /api/node/takeovers/{id}", func(w http.ResponseWriter, r *http.Request) {
@@ -131,6 +166,10 @@ func (s *Server) takeoverSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	seen := make(chan int, 8)
 	go s.takeoverInput(ctx, cancel, c, ch, view, seen)
+	if view.Kind() == "browser" {
+		s.takeoverBrowserFrames(ctx, c, ch, view, seen)
+		return
+	}
 	s.takeoverFrames(ctx, c, ch, view, seen)
 }
 
@@ -149,7 +188,7 @@ func (s *Server) startTakeover(ctx context.Context, c *websocket.Conn, info node
 		return nil, nil, `Start with {"sealed": box}: the view's secret sealed for this computer.`
 	}
 	kid := s.opts.Secrets.SealKey().Kid
-	v, err := s.opts.Secrets.Open(ctx, *start.Sealed, secrets.Expect{DeviceID: kid, DecisionID: info.ID, Name: info.Session,
+	v, err := s.opts.Secrets.Open(ctx, *start.Sealed, secrets.Expect{DeviceID: kid, DecisionID: info.ID, Name: cmp.Or(info.Session, info.Tab),
 		Origins: []string{origin}, Purpose: "takeover"})
 	var se *secrets.SealError
 	if errors.As(err, &se) {
@@ -280,4 +319,35 @@ func (s *Server) takeoverInput(ctx context.Context, cancel context.CancelFunc, c
 			}
 		}
 	}
+}
+
+// takeoverBrowserFrames streams a browser view's pictures (browserStream) until the view or the
+// connection ends, and tells the page why it ended.
+func (s *Server) takeoverBrowserFrames(ctx context.Context, c *websocket.Conn, ch *takeover.Channel, view *node.TakeoverView, seen <-chan int) {
+	write := func(plain []byte) error {
+		wctx, wcancel := context.WithTimeout(ctx, termWriteTimeout)
+		defer wcancel()
+		return c.Write(wctx, websocket.MessageBinary, ch.Seal(plain))
+	}
+	ping := func() error {
+		pctx, pcancel := context.WithTimeout(ctx, termWriteTimeout)
+		defer pcancel()
+		return c.Ping(pctx)
+	}
+	err := newBrowserStream(view, write, ping, time.Now).run(ctx, seen, termPing)
+	select {
+	case <-view.Done():
+		reason := view.Info().EndReason
+		b, _ := json.Marshal(takeover.End{T: "end", Reason: reason})
+		write(b)
+		c.Close(websocket.StatusNormalClosure, closeReason("The live view has ended ("+reason+")."))
+		return
+	default:
+	}
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("a browser view's stream ended", "takeover", view.Info().ID, "err", err)
+		c.Close(websocket.StatusInternalError, closeReason("The tab's pictures stopped: "+err.Error()))
+		return
+	}
+	c.Close(websocket.StatusNormalClosure, "")
 }

@@ -9,8 +9,9 @@ import (
 	"strings"
 )
 
-// csp keeps the UI to its own files: no inline scripts, no other origins, no framing.
-const csp = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+// csp keeps the UI to its own files: no inline scripts, no other origins, no framing. Images may
+// be blob: URLs, which only the page's own script makes (a live browser view's pictures).
+const csp = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
 	"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // ui serves the built web UI. Paths that are not files get index.html, so the UI's own routes load

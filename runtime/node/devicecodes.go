@@ -71,8 +71,9 @@ type CLISignIn struct {
 }
 
 // OpenCLISignIn opens a command's sign-in page for its owner: in the node's own tab, with the
-// sign-in card (source: "cli") in the command's conversation. The app sets it (Config.OpenCLISignIn)
-// where a browser broker runs; without one the page is only recorded.
+// sign-in card (source: "cli") in the command's conversation. Config.OpenCLISignIn overrides the
+// service's own (openCLISignIn, where a browser broker runs); without either the page is only
+// recorded.
 type OpenCLISignIn func(ctx context.Context, in CLISignIn) error
 
 // cliWatch follows one command of a node for what it asks of the owner.
@@ -171,10 +172,14 @@ func (w *cliWatch) browserURL(cmdID, u string) {
 func (s *Service) cliSignIn(ctx context.Context, in CLISignIn) bool {
 	// Where it points, never its query: a sign-in's state and codes ride there.
 	s.log.Info("node: a command opened a page", "node", in.NodeID, "command", in.CommandID, "signIn", in.Which, "host", hostOfURL(in.URL))
-	if s.cfg.OpenCLISignIn == nil {
+	open := s.cfg.OpenCLISignIn
+	if open == nil && s.cfg.Browser != nil {
+		open = func(ctx context.Context, in CLISignIn) error { _, err := s.openCLISignIn(ctx, in); return err }
+	}
+	if open == nil {
 		return false
 	}
-	if err := s.cfg.OpenCLISignIn(ctx, in); err != nil {
+	if err := open(ctx, in); err != nil {
 		s.log.Warn("node: open a command's sign-in page", "command", in.CommandID, "host", hostOfURL(in.URL), "err", err)
 		return false
 	}

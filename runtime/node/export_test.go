@@ -8,6 +8,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/node/livetest"
 	"github.com/ensemblework/ensemble/runtime/store"
 )
 
@@ -52,4 +53,38 @@ func (l *LiveFixture) SendsWaiting() int { return int(l.term.waiting.Load()) }
 func (l *LiveFixture) StopLive(ctx context.Context) error {
 	_, err := l.Svc.stopLive(ctx, l.term)
 	return err
+}
+
+// BrowserLiveFixture is a node with a tab t1 of its own in a fake browser and its live card
+// posted, and a sign-in card for its tab t2, for the API tests of package node_test.
+type BrowserLiveFixture struct {
+	LiveFixture
+	Browser     *livetest.Browser
+	Tab         string
+	LoginCardID string
+}
+
+func NewBrowserLiveFixture(t *testing.T) *BrowserLiveFixture {
+	t.Helper()
+	f, n, fb := browserFixture(t)
+	live, err := f.svc.postTabLive(context.Background(), ownerTurnOf(n), n, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	login := loginCard(t, f, n, `{"type":"login","status":"pending","tab":"t2"}`)
+	return &BrowserLiveFixture{LiveFixture: LiveFixture{Svc: f.svc, Store: f.st, Bus: f.bus, Writer: f.svc.cfg.Writer, CardID: live.MessageID, node: n},
+		Browser: fb, Tab: "t1", LoginCardID: login}
+}
+
+// TabControlled is the browser tools' check of a tab (tabControlled).
+func (b *BrowserLiveFixture) TabControlled(tab string) bool {
+	return b.Svc.tabControlled(b.node.ID, tab)
+}
+
+// NodeID is the fixture's node.
+func (l *LiveFixture) NodeID() string { return l.node.ID }
+
+// BrowserTabClosedForTest is browserTabClosed, as the browser tools call it.
+func (s *Service) BrowserTabClosedForTest(nodeID, tab string, byNode bool) {
+	s.browserTabClosed(nodeID, tab, byNode)
 }

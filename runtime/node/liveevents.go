@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -21,16 +22,18 @@ type LiveStep struct {
 	Step       string `json:"step"` // posted, ended; created, control, watch, ended; opened, closed
 	NodeID     string `json:"nodeId,omitempty"`
 	Session    string `json:"session,omitempty"`
+	Tab        string `json:"tab,omitempty"`
 	LiveCardID string `json:"liveCardId,omitempty"`
 	TakeoverID string `json:"takeoverId,omitempty"`
-	Kind       string `json:"kind,omitempty"` // terminal
+	Kind       string `json:"kind,omitempty"` // terminal, browser
 	Reason     string `json:"reason,omitempty"`
+	Inputs     int    `json:"inputs,omitempty"` // how many of the owner's inputs a view applied, never what they were
 }
 
 func liveEventSpecs() []events.Spec {
 	return []events.Spec{
 		{Kind: KindLiveView, Payload: LiveStep{}, Doc: "a node's live card was posted or ended"},
-		{Kind: KindTakeoverStep, Payload: LiveStep{}, Doc: "the owner opened, switched or ended a view of a node's terminal"},
+		{Kind: KindTakeoverStep, Payload: LiveStep{}, Doc: "the owner opened, switched or ended a view of a node's terminal or browser tab, or of a sign-in's clean browser"},
 		{Kind: KindTerminalSession, Payload: LiveStep{}, Doc: "a node's terminal was opened or ended"},
 	}
 }
@@ -39,10 +42,7 @@ func liveEventSpecs() []events.Spec {
 func (s *Service) noteLive(kind events.Kind, st LiveStep) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.life), 5*time.Second)
 	defer cancel()
-	subject := st.Session
-	if subject == "" {
-		subject = st.TakeoverID
-	}
+	subject := cmp.Or(st.Session, st.Tab, st.TakeoverID)
 	if err := s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error { return tx.Emit(kind, subject, st) }); err != nil {
 		s.log.Warn("node: ledger a live view's step", "kind", kind, "err", err)
 	}

@@ -10,19 +10,21 @@ import (
 	"github.com/ensemblework/ensemble/runtime/tools"
 )
 
-// ToolLiveView posts the owner's live card of a terminal (spec 002 §8.17): one owner-only card in
-// the chat, from which the owner watches the terminal, types in it and takes control.
+// ToolLiveView posts the owner's live card of a terminal or of one of the node's browser tabs (spec
+// 002 §8.17): one owner-only card in the chat, from which the owner watches it, types in a terminal,
+// and takes control.
 const ToolLiveView = "live_view" // offered with the terminal tools (terminalTools)
 
 // LiveCard is a live card's data: a text message whose data.type is "live", so a client that
 // knows no live views still shows its words.
 type LiveCard struct {
 	Type      string     `json:"type"`   // live
-	Kind      string     `json:"kind"`   // terminal
+	Kind      string     `json:"kind"`   // terminal, browser
 	Status    string     `json:"status"` // open, ended
-	LiveID    string     `json:"liveId"` // the session's id
+	LiveID    string     `json:"liveId"` // the session's id; lv + 16 hex digits for a tab
 	Title     string     `json:"title"`
-	Session   string     `json:"session"`
+	Session   string     `json:"session,omitempty"` // a terminal's
+	Tab       string     `json:"tab,omitempty"`     // a browser tab's
 	StartedAt time.Time  `json:"startedAt"`
 	EndedAt   *time.Time `json:"endedAt,omitempty"`
 	EndedBy   string     `json:"endedBy,omitempty"`   // node
@@ -33,31 +35,39 @@ type LiveCard struct {
 const (
 	LiveOpen     = "open"
 	LiveEnded    = "ended"
-	LiveClosed   = "closed"  // the terminal ended: terminal_close, its shell exiting, its time
+	LiveClosed   = "closed"  // the terminal or tab ended: terminal_close, its shell exiting, its time; browser_close, its lease
 	LiveStopped  = "stopped" // the node ended the view (live_view {stop: true})
 	liveTypeCard = "live"
 )
 
 type liveViewIn struct {
-	Kind    string `json:"kind" jsonschema:"what to show: terminal" check:"enum=terminal"`
-	Session string `json:"session" jsonschema:"the terminal's id (ts…)" check:"minLength=1,maxLength=40"`
-	Stop    bool   `json:"stop,omitempty" jsonschema:"end the card and any view on it; the terminal stays open"`
+	Kind    string `json:"kind" jsonschema:"what to show: terminal or browser" check:"enum=terminal|browser"`
+	Session string `json:"session,omitempty" jsonschema:"for a terminal: its id (ts…)" check:"maxLength=40"`
+	Tab     string `json:"tab,omitempty" jsonschema:"for browser: one of your tabs (t1…), as browser_tabs lists them" check:"maxLength=40"`
+	Stop    bool   `json:"stop,omitempty" jsonschema:"end the card and any view on it; the terminal or tab stays open"`
 }
 
 // LiveAnswer is what live_view answers.
 type LiveAnswer struct {
-	Session   string `json:"session"`
+	Session   string `json:"session,omitempty"`
+	Tab       string `json:"tab,omitempty"`
 	MessageID string `json:"messageId,omitempty"`
 	Status    string `json:"status"`
 	Note      string `json:"note"`
 }
 
 func liveViewTool(def func(name, desc string) tools.Tool) tools.Tool {
-	return tools.Define(def(ToolLiveView, "Show your owner one of your terminals live, on a card in this chat: they watch it, type in it and can take control. A second call answers the same card; stop: true ends the card and leaves the terminal open."),
+	return tools.Define(def(ToolLiveView, "Show your owner one of your terminals or browser tabs live, on a card in this chat: they watch it (and type in a terminal) and can take control, when your tools on it wait. A second call answers the same card; stop: true ends the card and leaves the terminal or tab open."),
 		tools.Typed[liveViewIn]{Run: func(ctx context.Context, tc *tools.ToolContext, in liveViewIn) (tools.Result, error) {
 			c, err := ownerTurn(tc, "Live views are only for turns your owner started.")
 			if err != nil {
 				return tools.Result{}, err
+			}
+			if in.Kind == "browser" {
+				return c.s.liveTabTool(ctx, c, in)
+			}
+			if in.Session == "" {
+				return tools.Result{}, problem.Invalid("Say which terminal to show: session (ts…).")
 			}
 			t, err := c.s.term(c.node, in.Session)
 			if err != nil {
@@ -74,6 +84,24 @@ func liveViewTool(def func(name, desc string) tools.Tool) tools.Tool {
 			}
 			return tools.Result{Summary: a.Note, Data: a}, nil
 		}})
+}
+
+// liveTabTool is live_view of one of the node's tabs.
+func (s *Service) liveTabTool(ctx context.Context, c *turnCtx, in liveViewIn) (tools.Result, error) {
+	if in.Tab == "" {
+		return tools.Result{}, problem.Invalid("Say which tab to show: tab (t1…), as browser_tabs lists them.")
+	}
+	var a LiveAnswer
+	var err error
+	if in.Stop {
+		a, err = s.stopTabLive(ctx, c.node, in.Tab)
+	} else {
+		a, err = s.postTabLive(ctx, c.rt.turn, c.node, in.Tab)
+	}
+	if err != nil {
+		return tools.Result{}, err
+	}
+	return tools.Result{Summary: a.Note, Data: a}, nil
 }
 
 // postLive posts the terminal's live card in the turn's thread, or answers the one open already.

@@ -3,6 +3,7 @@
 package node_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -35,7 +36,11 @@ type liveServer struct {
 
 func newLiveServer(t *testing.T) *liveServer {
 	t.Helper()
-	l := node.NewLiveFixture(t)
+	return newLiveServerOf(t, node.NewLiveFixture(t))
+}
+
+func newLiveServerOf(t *testing.T, l *node.LiveFixture) *liveServer {
+	t.Helper()
 	sec, err := secrets.New(context.Background(), secrets.Options{DataDir: filepath.Dir(l.Store.Path()), Store: l.Store, Writer: l.Writer})
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +154,7 @@ func (ls *liveServer) dialSealed(t *testing.T, ctx context.Context, id string, t
 	nonce := make([]byte, 18)
 	rand.Read(nonce)
 	key := ls.sec.SealKey()
-	box, err := secrets.Seal(key.SPKI, secrets.AAD{Purpose: "takeover", DeviceID: key.Kid, DecisionID: tk.ID, Name: tk.Session,
+	box, err := secrets.Seal(key.SPKI, secrets.AAD{Purpose: "takeover", DeviceID: key.Kid, DecisionID: tk.ID, Name: cmp.Or(tk.Session, tk.Tab),
 		Origin: ls.srv.URL, ExpiresAt: time.Now().Add(2 * time.Minute).UTC().Format("2006-01-02T15:04:05.000Z"),
 		Nonce: base64.RawURLEncoding.EncodeToString(nonce)}, secrets.Sealed{Value: base64.RawURLEncoding.EncodeToString(secret)})
 	if err != nil {

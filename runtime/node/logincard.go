@@ -509,16 +509,27 @@ func (s *Service) doneNote(ctx context.Context, t Turn, n Node, msgs []Message) 
 }
 
 // OpenCLISignIn opens the page a command handed to the BROWSER helper in the node's own tab and
-// raises the sign-in card for it (spec 002 §8.16.4: source "cli", the command's id): only pages
-// on the public web over https, or this computer's own addresses.
+// raises the sign-in card for it in the node's chat with its owner (spec 002 §8.16.4: source
+// "cli", the command's id).
 func (s *Service) OpenCLISignIn(ctx context.Context, nodeID, commandID, page string) (Message, error) {
-	if s.cfg.Browser == nil {
-		return Message{}, errNoBrowser
-	}
 	n, err := s.Node(ctx, nodeID)
 	if err != nil {
 		return Message{}, err
 	}
+	return s.openCLISignIn(ctx, CLISignIn{NodeID: n.ID, RoomID: n.DMRoomID, Lane: convLane(n.DMRoomID, false), CommandID: commandID, URL: page})
+}
+
+// openCLISignIn is OpenCLISignIn in the command's own conversation: only pages on the public web
+// over https, or this computer's own addresses.
+func (s *Service) openCLISignIn(ctx context.Context, in CLISignIn) (Message, error) {
+	if s.cfg.Browser == nil {
+		return Message{}, errNoBrowser
+	}
+	n, err := s.Node(ctx, in.NodeID)
+	if err != nil {
+		return Message{}, err
+	}
+	page := in.URL
 	u, err := url.Parse(page)
 	if err != nil || u.Host == "" || u.Scheme != "https" && !(u.Scheme == "http" && isLoopbackHost(u.Hostname())) {
 		return Message{}, problem.Invalid("A command's sign-in page opens only over https, or at this computer's own address.")
@@ -530,8 +541,8 @@ func (s *Service) OpenCLISignIn(ctx context.Context, nodeID, commandID, page str
 	if err != nil {
 		return Message{}, fmt.Errorf("open %s for a command's sign-in: %w", u.Hostname(), err)
 	}
-	t := Turn{NodeID: n.ID, RoomID: n.DMRoomID, Lane: convLane(n.DMRoomID, false), ByOwner: true}
-	return s.raiseLogin(ctx, t, n, loginReq{tab: p.Tab, purpose: PurposeSignIn, origin: pageOrigin(page), pageURL: page, source: "cli", command: commandID})
+	t := Turn{ID: in.TurnID, NodeID: n.ID, RoomID: in.RoomID, Lane: in.Lane, Private: in.Private, ByOwner: true}
+	return s.raiseLogin(ctx, t, n, loginReq{tab: p.Tab, purpose: PurposeSignIn, origin: pageOrigin(page), pageURL: page, source: "cli", command: in.CommandID})
 }
 
 func isLoopbackHost(h string) bool {

@@ -75,8 +75,9 @@ type Config struct {
 	// answering that there are none. Their screens hide saved secrets as Computer does.
 	Terminals *terminal.Manager
 	// Browser is the Chromium broker the nodes browse and capture with (browsertools.go,
-	// webtask.go; spec 002 §8.16, *browser.Broker); nil leaves the browser tools off. RefuseURL is why an address is Ensemble itself (its own UI,
-	// its relay), or "", asked before a node's page opens.
+	// webtask.go), and whose tabs their owner watches and takes over (browserlive.go); spec 002
+	// §8.16, *browser.Broker. nil leaves the browser tools and live views off. RefuseURL is why an
+	// address is Ensemble itself (its own UI, its relay), or "", asked before a node's page opens.
 	Browser   Browser
 	RefuseURL func(url string) string
 	Now       func() time.Time
@@ -93,8 +94,8 @@ type Config struct {
 	// RoutineTick overrides RoutineTick (tests).
 	RoutineTick time.Duration
 
-	// OpenCLISignIn opens a page a node's command asked a browser for (devicecodes.go) in the
-	// node's own tab, with its sign-in card; nil only records it.
+	// OpenCLISignIn opens a page a node's command asked a browser for (devicecodes.go); nil opens
+	// it in the node's own tab with its sign-in card where Browser is set (tests override it).
 	OpenCLISignIn OpenCLISignIn
 }
 
@@ -115,7 +116,8 @@ type Service struct {
 
 	outside   outsideWatches // what live node runs change outside their folders (outsidewatch.go)
 	terms     nodeTerminals  // the nodes' open terminals (terminaltools.go)
-	takeovers takeoverSet    // the owner's views of them (takeovers.go)
+	takeovers takeoverSet    // the owner's views of them and of tabs (takeovers.go)
+	tabs      liveTabs       // the tabs with a live card or a view (browserlive.go)
 
 	life    context.Context
 	endLife context.CancelFunc

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -52,15 +53,21 @@ const (
 
 // Takeover is what the page knows of a takeover.
 type Takeover struct {
-	ID         string    `json:"id"`
-	Kind       string    `json:"kind"` // terminal
-	Mode       string    `json:"mode"` // watch, control
-	LiveCardID string    `json:"liveCardId"`
-	Session    string    `json:"session"`
-	EndsAt     time.Time `json:"endsAt"`
-	MaxEndsAt  time.Time `json:"maxEndsAt"`
-	Ended      bool      `json:"ended,omitempty"`
-	EndReason  string    `json:"endReason,omitempty"`
+	ID         string `json:"id"`
+	Kind       string `json:"kind"` // terminal, browser
+	Mode       string `json:"mode"` // watch, control
+	LiveCardID string `json:"liveCardId,omitempty"`
+	Session    string `json:"session,omitempty"` // a terminal's
+	// A browser's: its tab, which browser shows it (tab, or clean for a sign-in), and the sign-in
+	// card it was opened from.
+	Tab         string    `json:"tab,omitempty"`
+	Browser     string    `json:"browser,omitempty"`
+	LoginCardID string    `json:"loginCardId,omitempty"`
+	Note        string    `json:"note,omitempty"` // why it shows the tab and not the clean browser; a sign-in not seen done
+	EndsAt      time.Time `json:"endsAt"`
+	MaxEndsAt   time.Time `json:"maxEndsAt"`
+	Ended       bool      `json:"ended,omitempty"`
+	EndReason   string    `json:"endReason,omitempty"`
 }
 
 // takeoverSet are the takeovers open now, by id.
@@ -71,15 +78,20 @@ type takeoverSet struct {
 
 type liveTakeover struct {
 	s       *Service
-	term    *nodeTerm
+	term    *nodeTerm // a terminal's view, or
+	tab     *liveTab  // a browser tab's
+	login   string    // the sign-in card a browser view was opened from
+	clean   bool      // it opened the clean browser
 	created time.Time
 	done    chan struct{} // closed when it ends
+	inputs  atomic.Int64  // the owner's inputs applied, for the ledger (never what they were)
 
 	mu       sync.Mutex // guards the following fields
 	info     Takeover
 	started  bool
 	lastSeen time.Time
 	timer    *time.Timer
+	switched chan struct{} // a browser view's: closed (and made again) when its mode changes
 }
 
 // OpenTakeover opens a takeover of the terminal a live card shows, watching. A card whose terminal
@@ -95,6 +107,9 @@ func (s *Service) OpenTakeover(ctx context.Context, liveCardID string) (Takeover
 	}
 	if c.Status == LiveEnded {
 		return Takeover{}, ErrLiveEnded
+	}
+	if c.Kind == "browser" {
+		return s.openTabTakeover(ctx, m, c)
 	}
 	s.terms.mu.Lock()
 	t := s.terms.byID[c.Session]
@@ -118,6 +133,13 @@ func (s *Service) OpenTakeover(ctx context.Context, liveCardID string) (Takeover
 	to := &liveTakeover{s: s, term: t, created: now, done: make(chan struct{}), lastSeen: now,
 		info: Takeover{ID: newTakeoverID(), Kind: "terminal", Mode: ModeWatch, LiveCardID: m.ID, Session: c.Session,
 			EndsAt: now.Add(TakeoverWindow), MaxEndsAt: now.Add(TakeoverMax)}}
+	s.addTakeover(to)
+	s.noteLive(KindTakeoverStep, LiveStep{Step: "created", TakeoverID: to.info.ID, Session: c.Session, LiveCardID: m.ID, Kind: "terminal"})
+	return to.snapshot(), nil
+}
+
+// addTakeover keeps an open takeover and sets its first deadline.
+func (s *Service) addTakeover(to *liveTakeover) {
 	s.takeovers.mu.Lock()
 	if s.takeovers.byID == nil {
 		s.takeovers.byID = map[string]*liveTakeover{}
@@ -127,8 +149,6 @@ func (s *Service) OpenTakeover(ctx context.Context, liveCardID string) (Takeover
 	to.mu.Lock()
 	to.armLocked()
 	to.mu.Unlock()
-	s.noteLive(KindTakeoverStep, LiveStep{Step: "created", TakeoverID: to.info.ID, Session: c.Session, LiveCardID: m.ID, Kind: "terminal"})
-	return to.snapshot(), nil
 }
 
 func earliest(a, b time.Time) time.Time {
@@ -164,31 +184,46 @@ func (s *Service) TakeoverInfo(id string) (Takeover, error) {
 }
 
 // TakeoverControl switches a takeover to control (on) or back to watching. Only one takeover at a
-// time controls a terminal.
+// time controls a terminal or a tab; a sign-in's view is always in control.
 func (s *Service) TakeoverControl(id string, on bool) (Takeover, error) {
 	to, err := s.takeover(id)
 	if err != nil {
 		return Takeover{}, err
 	}
-	if on {
-		if err := to.term.takeControl(id); err != nil {
-			return Takeover{}, err
-		}
-	} else {
+	switch {
+	case to.login != "" && !on:
+		return Takeover{}, problem.Conflict("A sign-in's view is always in control; stop it to give the tab back.")
+	case to.login != "":
+	case to.tab != nil && on:
+		err = to.tab.takeControl(id)
+	case to.tab != nil:
+		to.tab.handBackFrom(id)
+	case on:
+		err = to.term.takeControl(id)
+	default:
 		to.term.handBackFrom(id)
 	}
+	if err != nil {
+		return Takeover{}, err
+	}
 	to.mu.Lock()
+	was := to.info.Mode
 	to.info.Mode = ModeWatch
 	if on {
 		to.info.Mode = ModeControl
 	}
+	if to.switched != nil && was != to.info.Mode {
+		close(to.switched)
+		to.switched = make(chan struct{})
+	}
 	to.lastSeen = s.now()
+	kind := to.info.Kind
 	to.mu.Unlock()
 	step := "watch"
 	if on {
 		step = "control"
 	}
-	s.noteLive(KindTakeoverStep, LiveStep{Step: step, TakeoverID: id, Kind: "terminal"})
+	s.noteLive(KindTakeoverStep, LiveStep{Step: step, TakeoverID: id, Kind: kind})
 	return to.snapshot(), nil
 }
 
@@ -290,22 +325,27 @@ func (to *liveTakeover) end(reason string) {
 	if to.timer != nil {
 		to.timer.Stop()
 	}
-	id := to.info.ID
+	id, kind := to.info.ID, to.info.Kind
 	to.mu.Unlock()
 	s := to.s
 	s.takeovers.mu.Lock()
 	delete(s.takeovers.byID, id)
 	watched := false
 	for _, o := range s.takeovers.byID {
-		watched = watched || o.term == to.term
+		watched = watched || to.term != nil && o.term == to.term
 	}
 	s.takeovers.mu.Unlock()
-	to.term.handBackFrom(id)
-	if !watched {
-		to.term.sess.Resize(terminalCols, terminalRows) // the node's own size, once nobody watches
+	if to.tab != nil {
+		to.tab.handBackFrom(id)
+		to.closeClean()
+	} else {
+		to.term.handBackFrom(id)
+		if !watched {
+			to.term.sess.Resize(terminalCols, terminalRows) // the node's own size, once nobody watches
+		}
 	}
 	close(to.done)
-	s.noteLive(KindTakeoverStep, LiveStep{Step: "ended", TakeoverID: id, Kind: "terminal", Reason: reason})
+	s.noteLive(KindTakeoverStep, LiveStep{Step: "ended", TakeoverID: id, Kind: kind, Reason: reason, Inputs: int(to.inputs.Load())})
 }
 
 // touch notes the page is there.
@@ -329,7 +369,7 @@ func (s *Service) StartTakeover(id string) (*TakeoverView, error) {
 	}
 	to.started, to.lastSeen = true, s.now()
 	to.armLocked()
-	s.log.Info("node takeover started", "takeover", id, "kind", "terminal")
+	s.log.Info("node takeover started", "takeover", id, "kind", to.info.Kind)
 	return &TakeoverView{to: to}, nil
 }
 
@@ -353,11 +393,17 @@ func (v *TakeoverView) Touch() { v.to.touch() }
 
 // Input is one thing the owner did in the view.
 type Input struct {
-	T    string `json:"t"` // tty, tty-key, tty-size, ping
+	T    string `json:"t"` // tty, tty-key, tty-size, ping; a browser's tap, down, up, move, wheel, key, text
 	Text string `json:"text,omitempty"`
 	Key  string `json:"key,omitempty"`
 	Cols int    `json:"cols,omitempty"`
 	Rows int    `json:"rows,omitempty"`
+	// A browser's pointer, as fractions 0..1 of the picture's width and height, and a wheel's
+	// scroll in CSS pixels.
+	X  float64 `json:"x,omitempty"`
+	Y  float64 `json:"y,omitempty"`
+	DX float64 `json:"dx,omitempty"`
+	DY float64 `json:"dy,omitempty"`
 }
 
 // ownerKeys are the named keys the view sends (spec 002 §8.17).
@@ -385,6 +431,9 @@ func (v *TakeoverView) Input(in Input) error {
 	default:
 	}
 	to.touch()
+	if to.tab != nil {
+		return v.browserInput(in)
+	}
 	t := to.term
 	var b []byte
 	switch in.T {
@@ -411,5 +460,8 @@ func (v *TakeoverView) Input(in Input) error {
 	t.ownerTyped.Store(true)
 	t.idle.Reset(TerminalIdle)
 	_, err := t.sess.Write(b)
+	if err == nil {
+		to.inputs.Add(1)
+	}
 	return err
 }

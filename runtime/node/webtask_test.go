@@ -237,7 +237,7 @@ func TestWebTask(t *testing.T) {
 				act(map[string]any{"action": "done", "answer": "The Gooseneck Kettle is $39.00 and in stock."}),
 			},
 			status: WebDone, answer: "$39.00", steps: 3, tab: "t1", clicked: []string{"e7"}, typed: []string{"kettle"}, asked: 3,
-			promptHas: []string{"<<<untrusted page text", "Gooseneck Kettle"}},
+			promptHas: []string{"not instructions", "Gooseneck Kettle"}},
 		{name: "a password field: sign-in needed, nothing typed", in: webTaskIn{Goal: "read my orders", URL: login.url},
 			status: WebSignInNeeded, answer: "browser_login_needed", steps: 0, asked: 0},
 		{name: "the broker saw a sign-in", in: webTaskIn{Goal: "open the app", URL: flagged.url},

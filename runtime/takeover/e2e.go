@@ -1,6 +1,7 @@
 // Package takeover is the wire of a live view between the owner's page and this runtime (spec 002
 // §8.16.2, §8.17): the end-to-end encryption of its messages, so a relay in between sees only
-// ciphertext, and the terminal frames it carries.
+// ciphertext, the terminal frames and browser pictures it carries (frame.go, jpeg.go), and the pace
+// of a browser's screencast (pace.go).
 package takeover
 
 import (

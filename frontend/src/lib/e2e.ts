@@ -61,6 +61,11 @@ export class PageChannel {
 
   /** A message from the runtime as text; throws for one replayed, out of order, or changed. */
   async open(msg: Uint8Array<ArrayBuffer>): Promise<string> {
+    return td.decode(await this.openBytes(msg));
+  }
+
+  /** A message from the runtime as bytes (a browser's frame is binary); throws as open does. */
+  async openBytes(msg: Uint8Array<ArrayBuffer>): Promise<Uint8Array<ArrayBuffer>> {
     if (msg.length < 28 || msg[0] | msg[1] | msg[2] | msg[3]) throw new Error('The message does not open with this takeover’s key.');
     const iv = msg.slice(0, 12);
     const seq = new DataView(iv.buffer).getBigUint64(4, false);
@@ -72,7 +77,7 @@ export class PageChannel {
       throw new Error('The message does not open with this takeover’s key.');
     }
     this.took = seq;
-    return td.decode(plain);
+    return new Uint8Array(plain);
   }
 }
 

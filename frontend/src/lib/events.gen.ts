@@ -202,7 +202,7 @@ export const NODE_BROWSER_TOOL = 'node.browser_tool';
 /** node.LiveStep: a node's live card was posted or ended */
 export const NODE_LIVE_VIEW = 'node.live_view';
 
-/** node.LiveStep: the owner opened, switched or ended a view of a node's terminal */
+/** node.LiveStep: the owner opened, switched or ended a view of a node's terminal or browser tab, or of a sign-in's clean browser */
 export const NODE_TAKEOVER = 'node.takeover';
 
 /** node.LiveStep: a node's terminal was opened or ended */

@@ -1,8 +1,10 @@
 // A live view's WebSocket (runtime/api/takeovers.go): the page seals a fresh secret for this
 // computer's key and sends it first; everything after is encrypted both ways (e2e.ts). Frames are
 // said seen once drawn, so at most two are on their way; a ping every 20 seconds keeps the view
-// from ending for a minute without the page.
+// from ending for a minute without the page. A browser's frames are pictures (browserframe.ts),
+// handed over as the header and the JPEG's bytes.
 
+import { decodeBrowserFrame, type BrowserEvent, type JpegFrame } from './browserframe';
 import { PageChannel, newSecret } from './e2e';
 import type { TerminalFrame } from './liveview';
 import { b64url, sealFor } from './seal';
@@ -14,15 +16,19 @@ export type ViewEvent =
   | { t: 'tty-key'; key: string }
   | { t: 'tty-size'; cols: number; rows: number }
   | { t: 'ping' }
-  | { t: 'seen'; seq: number };
+  | { t: 'seen'; seq: number }
+  | BrowserEvent;
 
 export interface LiveHandlers {
-  onframe: (f: TerminalFrame) => void;
+  onframe?: (f: TerminalFrame) => void;
+  /** A browser's picture; its JPEG's bytes are the handler's to keep. */
+  onpicture?: (f: JpegFrame) => void;
   /** The view ended: the runtime's reason (stopped, closed, …) or the connection's sentence. */
   onend: (reason: string) => void;
 }
 
 const PING_MS = 20_000;
+const td = new TextDecoder();
 
 export function takeoverSocketURL(loc: Pick<Location, 'protocol' | 'host'>, id: string): string {
   const scheme = loc.protocol === 'https:' ? 'wss:' : 'ws:';
@@ -39,6 +45,7 @@ export class LiveConnection {
 
   constructor(private readonly h: LiveHandlers) {}
 
+  /** Starts the view; name is what its start is sealed with: a terminal's session, a browser's tab. */
   async start(takeoverId: string, session: string): Promise<void> {
     const key = await secretsApi.sealKey();
     const secret = newSecret();
@@ -64,13 +71,20 @@ export class LiveConnection {
         if (!this.ch || this.ended) return;
         let msg: { t: string; seq?: number; reason?: string };
         try {
-          msg = JSON.parse(await this.ch.open(data));
+          const plain = await this.ch.openBytes(data);
+          const pic = decodeBrowserFrame(plain);
+          if (pic) {
+            this.h.onpicture?.(pic);
+            this.send({ t: 'seen', seq: pic.header.seq });
+            return;
+          }
+          msg = JSON.parse(td.decode(plain));
         } catch {
           this.finish('A message from this computer did not open; the view was closed.');
           return;
         }
         if (msg.t === 'frame') {
-          this.h.onframe(msg as TerminalFrame);
+          this.h.onframe?.(msg as TerminalFrame);
           this.send({ t: 'seen', seq: msg.seq ?? 0 });
         } else if (msg.t === 'end') {
           this.finish(msg.reason || 'closed');

@@ -67,4 +67,10 @@ describe('the live card', () => {
     expect(liveStatus({ ...card, status: 'ended', endedBy: 'node', endReason: 'closed' }, 'Scout')).toBe('Closed by Scout.');
     expect(liveStatus({ ...card, status: 'ended', endReason: 'closed' }, 'Scout')).toBe('The terminal has ended.');
   });
+  it('may show a browser tab', () => {
+    const tab: LiveCard = { type: 'live', kind: 'browser', status: 'open', liveId: 'lv0123456789abcdef', title: 'Your cart', tab: 't1', startedAt: '' };
+    expect(liveCardOf(msg(tab))).toEqual(tab);
+    expect(liveCardOf(msg({ ...tab, tab: undefined }))).toBeNull();
+    expect(liveStatus({ ...tab, status: 'ended', endReason: 'closed' }, 'Scout')).toBe('The tab has closed.');
+  });
 });

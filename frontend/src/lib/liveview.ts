@@ -1,6 +1,6 @@
-// A node's live terminal, as its owner sees it from the live card (spec 002 §8.17): the card's
-// data, the takeover routes (runtime/api/takeovers.go), the frames' runs as spans, and the keys a
-// keyboard sends as tty and tty-key events.
+// A node's live terminal or browser tab, as its owner sees it from the live card (spec 002 §8.17):
+// the card's data, the takeover routes (runtime/api/takeovers.go), the frames' runs as spans, and
+// the keys a keyboard sends as tty and tty-key events. A browser's pictures are browserframe.ts's.
 
 import { request } from './api';
 import type { Message } from './node';
@@ -8,11 +8,14 @@ import type { Message } from './node';
 /** A live card's data: a text message whose data.type is "live". */
 export interface LiveCard {
   type: 'live';
-  kind: 'terminal';
+  kind: 'terminal' | 'browser';
   status: 'open' | 'ended';
   liveId: string;
   title: string;
-  session: string;
+  /** A terminal's. */
+  session?: string;
+  /** A browser tab's. */
+  tab?: string;
   startedAt: string;
   endedAt?: string;
   endedBy?: string;
@@ -22,7 +25,7 @@ export interface LiveCard {
 export function liveCardOf(m: Message): LiveCard | null {
   if (m.kind !== 'text' || !m.data || typeof m.data !== 'object') return null;
   const d = m.data as Partial<LiveCard>;
-  return d.type === 'live' && d.session ? (d as LiveCard) : null;
+  return d.type === 'live' && (d.session || d.tab) ? (d as LiveCard) : null;
 }
 
 /** The card's line under its title: open, or who ended it and why. */
@@ -30,15 +33,21 @@ export function liveStatus(c: LiveCard, nodeName: string): string {
   if (c.status === 'open') return 'Live';
   if (c.endReason === 'stopped') return `${nodeName} ended this live view.`;
   if (c.endedBy === 'node') return `Closed by ${nodeName}.`;
-  return 'The terminal has ended.';
+  return c.kind === 'browser' ? 'The tab has closed.' : 'The terminal has ended.';
 }
 
 export interface Takeover {
   id: string;
-  kind: 'terminal';
+  kind: 'terminal' | 'browser';
   mode: 'watch' | 'control';
-  liveCardId: string;
-  session: string;
+  liveCardId?: string;
+  session?: string;
+  /** A browser's: its tab, which browser shows it, the sign-in card it came from. */
+  tab?: string;
+  browser?: 'tab' | 'clean';
+  loginCardId?: string;
+  /** Why it shows the tab and not the clean browser; a sign-in not seen done yet. */
+  note?: string;
   endsAt: string;
   maxEndsAt: string;
   ended?: boolean;
@@ -49,6 +58,10 @@ const path = (id: string) => `/api/node/takeovers/${encodeURIComponent(id)}`;
 
 export const takeoverApi = {
   open: (liveCardId: string) => request<{ takeover: Takeover }>('POST', '/api/node/takeovers', { liveCardId }).then((r) => r.takeover),
+  /** A sign-in card's Open the browser: the clean browser at its tab's page, in control. */
+  openLogin: (loginCardId: string) => request<{ takeover: Takeover }>('POST', '/api/node/takeovers', { loginCardId }).then((r) => r.takeover),
+  /** I'm done (a sign-in is checked at once) or Stop. */
+  end: (id: string, done: boolean) => request<{ takeover: Takeover }>('POST', `${path(id)}/end`, { done }).then((r) => r.takeover),
   control: (id: string, on: boolean) => request<{ takeover: Takeover }>('POST', `${path(id)}/control`, { on }).then((r) => r.takeover),
   extend: (id: string) => request<{ takeover: Takeover }>('POST', `${path(id)}/extend`).then((r) => r.takeover),
   stop: (id: string) => request<{ takeover: Takeover }>('DELETE', path(id)).then((r) => r.takeover),
@@ -62,6 +75,9 @@ export const END_WORDS: Record<string, string> = {
   time: 'The live view’s time ran out.',
   idle: 'The live view ended after a minute without this page.',
   not_started: 'The live view did not start in time.',
+  closed_by_node: 'The node closed this tab.',
+  sign_in: 'A sign-in took this tab; watch again when it is done.',
+  signed_in: 'Signed in.',
 };
 
 /** One run of cells that look the same, as the frame carries it. */

@@ -1,0 +1,147 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/ensemblework/ensemble/browser"
+	"github.com/ensemblework/ensemble/runtime/problem"
+)
+
+// A sign-in's takeover (spec 002 §8.16.2): Open the browser on a sign-in card (data.type "login",
+// the browser tools' card) shows the owner the clean browser at the held tab's page, always in
+// control, end to end as a live view; I'm done checks the sign-in at once.
+
+// loginCardRef is what a takeover needs of a sign-in card; the card itself is the browser tools'.
+type loginCardRef struct {
+	Type   string `json:"type"` // login
+	Status string `json:"status,omitempty"`
+	Tab    string `json:"tab"`
+	Work   string `json:"work,omitempty"` // the node's own browsing when left out
+}
+
+// loginEnded are the statuses of a sign-in card that is no longer waiting.
+var loginEnded = map[string]bool{"signed_in": true, "passed": true, "declined": true, "expired": true, "ended": true, "replaced": true}
+
+// ErrSignInEnded is a takeover asked of a sign-in card that is no longer waiting (the API's 410).
+var ErrSignInEnded = problem.New(problem.KindConflict, "This sign-in is no longer waiting.")
+
+// Why a sign-in's takeover ended, beyond a live view's reasons.
+const (
+	ReasonSignedIn     = "signed_in"      // I'm done, and the check saw it signed in
+	ReasonSignIn       = "sign_in"        // a watch made way for a sign-in's view of the tab
+	ReasonClosedByNode = "closed_by_node" // the node closed the tab (browser_close)
+)
+
+func loginCardOf(m Message) (loginCardRef, bool) {
+	var c loginCardRef
+	if json.Unmarshal(m.Data, &c) != nil || c.Type != "login" || c.Tab == "" {
+		return loginCardRef{}, false
+	}
+	return c, true
+}
+
+// OpenLoginTakeover opens the owner's view of a sign-in card's tab in the clean browser, in control:
+// a watch of the tab makes way for it, a view in control keeps it (a conflict). When the clean
+// browser cannot start, the view shows the tab itself and its Note says so.
+func (s *Service) OpenLoginTakeover(ctx context.Context, loginCardID string) (Takeover, error) {
+	if s.cfg.Browser == nil {
+		return Takeover{}, errNoBrowser
+	}
+	m, err := s.Message(ctx, loginCardID)
+	if err != nil {
+		return Takeover{}, err
+	}
+	c, ok := loginCardOf(m)
+	if !ok {
+		return Takeover{}, problem.NotFound("Message %q is not a sign-in card.", loginCardID)
+	}
+	if loginEnded[c.Status] {
+		return Takeover{}, ErrSignInEnded
+	}
+	w := browser.Work(c.Work)
+	if w == "" {
+		w = nodeWork(m.NodeID)
+	}
+	lt := s.liveTabOf(w, c.Tab, m.NodeID, true)
+	now := s.now()
+	to := &liveTakeover{s: s, tab: lt, login: m.ID, created: now, done: make(chan struct{}), lastSeen: now, switched: make(chan struct{}),
+		info: Takeover{ID: newTakeoverID(), Kind: "browser", Mode: ModeControl, Browser: "clean", LoginCardID: m.ID, Tab: c.Tab,
+			EndsAt: now.Add(TakeoverWindow), MaxEndsAt: now.Add(TakeoverMax)}}
+	if err := lt.takeControl(to.info.ID); err != nil {
+		return Takeover{}, err
+	}
+	s.endWatchesOf(lt, to)
+	if _, err := s.cfg.Browser.OpenClean(ctx, w, c.Tab); err != nil {
+		s.log.Warn("node sign-in: the clean browser did not open; showing the tab", "takeover", to.info.ID, "err", err)
+		to.info.Browser, to.info.Note = "tab", "The clean browser could not start on this computer; this is the node's own tab."
+	} else {
+		to.clean = true
+	}
+	s.addTakeover(to)
+	s.noteLive(KindTakeoverStep, LiveStep{Step: "created", TakeoverID: to.info.ID, Tab: c.Tab, Kind: "browser", Reason: "sign_in"})
+	return to.snapshot(), nil
+}
+
+// endWatchesOf ends the views of a tab other than keep: they make way for a sign-in's.
+func (s *Service) endWatchesOf(lt *liveTab, keep *liveTakeover) {
+	s.takeovers.mu.Lock()
+	var of []*liveTakeover
+	for _, to := range s.takeovers.byID {
+		if to.tab == lt && to != keep {
+			of = append(of, to)
+		}
+	}
+	s.takeovers.mu.Unlock()
+	for _, to := range of {
+		to.end(ReasonSignIn)
+	}
+}
+
+// FinishTakeover is the owner's I'm done (done) or Stop. I'm done on a sign-in's view checks the
+// sign-in at once: seen signed in, the view ends (signed_in); else it stays open and the answer's
+// Note says why. Any other view just ends, as Stop does.
+func (s *Service) FinishTakeover(ctx context.Context, id string, done bool) (Takeover, error) {
+	to, err := s.takeover(id)
+	if err != nil {
+		return Takeover{}, err
+	}
+	if !done || to.login == "" {
+		to.end(ReasonStopped)
+		return to.snapshot(), nil
+	}
+	ok, err := s.cfg.Browser.CheckSignIn(ctx, to.tab.work, to.tab.tab)
+	if err != nil {
+		return Takeover{}, problem.Conflict("The sign-in could not be checked: %v.", err)
+	}
+	if !ok {
+		to.mu.Lock()
+		to.info.Note = "Not signed in yet: the page still asks to sign in. Finish there, then press I'm done again."
+		to.lastSeen = s.now()
+		to.mu.Unlock()
+		return to.snapshot(), nil
+	}
+	to.end(ReasonSignedIn)
+	s.takeoverSignedIn(ctx, to.login)
+	return to.snapshot(), nil
+}
+
+// takeoverSignedIn hears a sign-in seen done through its takeover (I'm done): the sign-in card's
+// code (the browser tools') marks the card signed in (via: "takeover") and wakes the node. Until
+// it lands, the broker's own OnSignIn says the same.
+func (s *Service) takeoverSignedIn(ctx context.Context, loginCardID string) {
+	s.log.Info("node sign-in seen done through its takeover", "card", loginCardID)
+}
+
+// closeClean closes the clean browser a sign-in's view opened; the tab stays held for its card.
+func (to *liveTakeover) closeClean() {
+	if !to.clean {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(to.s.life), 10*time.Second)
+	defer cancel()
+	if err := to.s.cfg.Browser.CloseClean(ctx, to.tab.work, to.tab.tab); err != nil {
+		to.s.log.Warn("node sign-in: close the clean browser", "takeover", to.info.ID, "err", err)
+	}
+}
