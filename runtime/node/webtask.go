@@ -492,7 +492,6 @@ func clipText(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-
 // webErr is a broker error as the sentence a node reads.
 func webErr(err error) error {
 	switch {

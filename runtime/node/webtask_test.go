@@ -65,7 +65,9 @@ func (b *scriptedBrowser) openLocked(url string) string {
 	return tab
 }
 
-func (b *scriptedBrowser) Status(context.Context) browser.Status { return browser.Status{Running: true} }
+func (b *scriptedBrowser) Status(context.Context) browser.Status {
+	return browser.Status{Running: true}
+}
 func (b *scriptedBrowser) Open(_ context.Context, o browser.OpenOptions) (browser.Page, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -154,7 +156,9 @@ func (b *scriptedBrowser) Extract(_ context.Context, _ browser.Work, tab string)
 	defer b.mu.Unlock()
 	return browser.Extraction{Page: b.pageLocked(tab), Markdown: b.pages[b.tabs[tab]].text}, nil
 }
-func (b *scriptedBrowser) Console(browser.Work, string) ([]browser.ConsoleEntry, error) { return nil, nil }
+func (b *scriptedBrowser) Console(browser.Work, string) ([]browser.ConsoleEntry, error) {
+	return nil, nil
+}
 func (b *scriptedBrowser) NetworkErrors(browser.Work, string) ([]browser.NetError, error) {
 	return nil, nil
 }
@@ -181,7 +185,9 @@ func (b *scriptedBrowser) CloseClean(context.Context, browser.Work, string) erro
 func (b *scriptedBrowser) Screencast(context.Context, browser.Work, string, browser.ScreencastOptions, func(browser.Frame)) (func(), error) {
 	return func() {}, nil
 }
-func (b *scriptedBrowser) Input(context.Context, browser.Work, string, browser.Input) error { return nil }
+func (b *scriptedBrowser) Input(context.Context, browser.Work, string, browser.Input) error {
+	return nil
+}
 
 // act is the sub-model's answer: one JSON action.
 func act(a map[string]any) enginetest.Step {
