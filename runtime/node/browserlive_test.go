@@ -138,10 +138,7 @@ func TestBrowserTakeoverInput(t *testing.T) {
 	}
 	waited := make(chan error, 1)
 	go func() {
-		w, err := s.waitTab(ctx, n.ID, "t1")
-		if err == nil && !w {
-			err = errors.New("it says it did not wait")
-		}
+		_, err := s.waitTab(ctx, n.ID, "t1")
 		waited <- err
 	}()
 	select {
@@ -158,6 +155,15 @@ func TestBrowserTakeoverInput(t *testing.T) {
 	if w, err := s.waitTab(ctx, n.ID, "t2"); err != nil || w {
 		t.Fatalf("a tab nobody controls: waited %v, %v", w, err)
 	}
+
+	// A tool whose turn ends while the owner has the tab hears so.
+	s.TakeoverControl(tk.ID, true)
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if w, err := s.waitTab(gone, n.ID, "t1"); !w || !errors.Is(err, ErrTabControlled) {
+		t.Fatalf("a tool's turn ending while the owner has the tab: waited %v, %v", w, err)
+	}
+	s.TakeoverControl(tk.ID, false)
 
 	// One view in control at a time.
 	other, _ := s.OpenTakeover(ctx, a.MessageID)
