@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/ensemblework/ensemble/browser"
-	"github.com/ensemblework/ensemble/runtime/node"
 )
 
 // ensembleItself is the sentence a node or a run hears for Ensemble's own web app (spec 002
@@ -60,7 +59,7 @@ func hasDisplay() bool {
 // newBroker makes the Chromium broker nodes and runs browse with (spec 002 §8.16). Chromium
 // starts on first use, so making it costs nothing at start-up. onSignIn is node.Service.OnSignIn,
 // late-bound: the broker is made before the node service it calls.
-func newBroker(dataDir string, refuse func(string) string, onSignIn func(browser.Work, string, bool, string), log *slog.Logger) node.Browser {
+func newBroker(dataDir string, refuse func(string) string, onSignIn func(browser.Work, string, bool, string), log *slog.Logger) *browser.Broker {
 	cfg := browser.Config{DataDir: filepath.Join(dataDir, "browser"), Refuse: refuse, OnSignIn: onSignIn, Headless: !hasDisplay(), Logger: log}
 	return browser.New(cfg)
 }

@@ -84,6 +84,7 @@ type Runtime struct {
 	nodes     *node.Service      // its turns stop first: the next start reruns or resumes them
 	secrets   *secrets.Store     // keys and run secrets, kept encrypted
 	computer  *computer.Computer // nodes' commands: stopped with the runtime
+	broker    *browser.Broker    // its Chromiums end with the runtime; nil when a test set a fake
 	stop      context.CancelFunc // ends the runtime's own background work
 }
 
@@ -152,12 +153,14 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	// The relay's name is read when asked: its settings load below.
 	refuse := func(u string) string { return refuseEnsemble(ln.Addr().String(), relayName(cfg.Relay))(u) }
 	brw := cfg.Browser
+	var broker *browser.Broker
 	if brw == nil {
-		brw = newBroker(cfg.DataDir, refuse, func(work browser.Work, tab string, ok bool, how string) {
+		broker = newBroker(cfg.DataDir, refuse, func(work browser.Work, tab string, ok bool, how string) {
 			if n := signIns.Load(); n != nil {
 				n.OnSignIn(work, tab, ok, how)
 			}
 		}, cfg.Log)
+		brw = broker
 	}
 	js := jobs.New(jobs.Options{Browser: brw, RefuseURL: refuse, Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
 		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready, Models: agents.Models,
@@ -229,7 +232,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	srv := api.New(api.Options{Version: Version, Command: cmp.Or(cfg.Command, selfCommand()), Token: token, UI: frontend.Dist(), Needs: nd, Jobs: js, Profiles: prof, Bridge: bridge, Sessions: ss, Relay: phoneHost, Phones: phoneAPI, Agents: agents, Assistant: asst, Nodes: nodes, Terminals: terms, Secrets: sec}, cfg.Log, st, bus, rec)
 	handler := srv.Handler()
 	r := &Runtime{
-		cfg: cfg, store: st, bus: bus, needs: nd, computer: comp, jobs: js, sessions: ss, agents: agents, terms: terms, nodeTerms: nodeTerms, api: srv, ln: ln, assistant: asst, nodes: nodes, secrets: sec,
+		cfg: cfg, store: st, bus: bus, needs: nd, computer: comp, jobs: js, sessions: ss, agents: agents, terms: terms, nodeTerms: nodeTerms, api: srv, ln: ln, assistant: asst, nodes: nodes, secrets: sec, broker: broker,
 		URL:    url,
 		served: make(chan error, 1),
 		phones: phones,
@@ -318,9 +321,12 @@ func (r *Runtime) Close() error {
 	}
 	removeAPIFile(r.cfg.DataDir, os.Getpid())
 	r.sessions.Close()
-	r.jobs.Close()         // runs record that they were interrupted before the database closes
-	r.nodes.Close()        // a node's turn cut off here reruns or resumes at the next start
-	r.computer.Close()     // and its commands end with it
+	r.jobs.Close()     // runs record that they were interrupted before the database closes
+	r.nodes.Close()    // a node's turn cut off here reruns or resumes at the next start
+	r.computer.Close() // and its commands end with it
+	if r.broker != nil {
+		r.broker.Close() // after the runs and nodes, which close their tabs
+	}
 	r.assistant.Close(ctx) // a turn still answering is saved as stopped
 	return errors.Join(err, r.store.Close())
 }

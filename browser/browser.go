@@ -11,12 +11,37 @@
 package browser
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/ensemblework/ensemble/browser/extract"
 )
+
+// Driver is what a caller needs of the broker to open, read and drive its own tabs (*Broker
+// has it; runtime/node.Browser adds files, holds, sign-ins and screencasts).
+type Driver interface {
+	Status(ctx context.Context) Status
+	Open(ctx context.Context, o OpenOptions) (Page, error)
+	Navigate(ctx context.Context, w Work, tab, url string) (Page, error)
+	Tabs(w Work) []TabInfo
+	CloseTab(ctx context.Context, w Work, tab string) error
+	// CloseWork closes every tab of w, held ones too (a run ended, a node was deleted).
+	CloseWork(ctx context.Context, w Work) error
+
+	Snapshot(ctx context.Context, w Work, tab string, o SnapshotOptions) (Snapshot, error)
+	Click(ctx context.Context, w Work, tab, ref string) (Page, error)
+	Type(ctx context.Context, w Work, tab, ref, text string, submit bool) (Page, error)
+	Press(ctx context.Context, w Work, tab, key string) (Page, error)
+	Wait(ctx context.Context, w Work, tab string, o WaitOptions) (Page, error)
+	Screenshot(ctx context.Context, w Work, tab string, o ShotOptions) (Shot, error)
+	Extract(ctx context.Context, w Work, tab string) (Extraction, error)
+	Console(w Work, tab string) ([]ConsoleEntry, error)
+	NetworkErrors(w Work, tab string) ([]NetError, error)
+}
+
+var _ Driver = (*Broker)(nil)
 
 // Work names who holds a tab: "node:<nodeId>:own" for a node's own browsing, "run:<jobId>" for a
 // run's. Only the work that opened a tab (or its popup's opener) may use it.

@@ -35,8 +35,9 @@ type cleanBrowser struct {
 	origin  string
 	cookies string // the clean profile's cookies for the site when it opened
 
-	mu    sync.Mutex
-	pages []cleanPage // the page shown last: popups on top
+	mu     sync.Mutex
+	pages  []cleanPage // the page shown last: popups on top
+	landed string      // where the sign-in ended, once seen done: the tab goes on from there
 }
 
 type cleanPage struct {
@@ -74,15 +75,9 @@ func (b *Broker) cleanOf(id string) *cleanBrowser {
 
 // OpenClean opens the clean browser at a held tab's page.
 func (b *Broker) OpenClean(ctx context.Context, w Work, id string) (bool, error) {
-	t, err := b.use(w, id, true)
+	t, h, err := b.heldTab(w, id)
 	if err != nil {
 		return false, err
-	}
-	t.mu.Lock()
-	h := t.hold
-	t.mu.Unlock()
-	if h == nil {
-		return false, fmt.Errorf("tab %s is not waiting for a sign-in", id)
 	}
 	if cb := b.cleanOf(id); cb != nil {
 		return cb.visible, nil
@@ -225,6 +220,11 @@ func (b *Broker) cleanDone(ctx context.Context, cb *cleanBrowser, h *hold) bool 
 			return nil
 		}
 		done = cleanCookieMark(c, cb.origin) != cb.cookies
+		if done {
+			cb.mu.Lock()
+			cb.landed = info.TargetInfo.URL
+			cb.mu.Unlock()
+		}
 		return nil
 	})
 	return done
@@ -232,7 +232,8 @@ func (b *Broker) cleanDone(ctx context.Context, cb *cleanBrowser, h *hold) bool 
 
 // moveSession copies the clean browser's cookies (the site's and the identity providers')
 // and the site's local storage into the node tab's browser context, closes the clean browser
-// and reloads the tab.
+// and takes the tab to where the sign-in ended (the site's own page after its form: reloading
+// the form would show it again on many sites), or reloads it.
 func (b *Broker) moveSession(ctx context.Context, t *tab, cb *cleanBrowser) error {
 	cookies, err := chromedp.CallBrowser(cb.proc.ctx, storage.GetCookies, storage.GetCookiesParams{})
 	if err != nil {
@@ -259,8 +260,16 @@ func (b *Broker) moveSession(ctx context.Context, t *tab, cb *cleanBrowser) erro
 	if len(items) > 0 {
 		b.writeLocalStorage(ctx, t, cb.origin, items)
 	}
+	cb.mu.Lock()
+	landed := cb.landed
+	cb.mu.Unlock()
 	err = runUnder(ctx, tctx, func(c context.Context) error {
-		_, err := chromedp.Call(c, page.Reload, page.ReloadParams{})
+		var err error
+		if landed != "" {
+			_, err = chromedp.Call(c, page.Navigate, page.NavigateParams{URL: landed})
+		} else {
+			_, err = chromedp.Call(c, page.Reload, page.ReloadParams{})
+		}
 		if err != nil {
 			return err
 		}

@@ -254,17 +254,26 @@ func (b *Broker) Release(ctx context.Context, w Work, id string, clear bool) err
 	return nil
 }
 
-// CheckSignIn checks a held tab now.
-func (b *Broker) CheckSignIn(ctx context.Context, w Work, id string) (bool, error) {
+// heldTab is one of w's tabs that waits for a sign-in, and its hold.
+func (b *Broker) heldTab(w Work, id string) (*tab, *hold, error) {
 	t, err := b.use(w, id, true)
 	if err != nil {
-		return false, err
+		return nil, nil, err
 	}
 	t.mu.Lock()
 	h := t.hold
 	t.mu.Unlock()
 	if h == nil {
-		return false, fmt.Errorf("tab %s is not waiting for a sign-in", id)
+		return nil, nil, fmt.Errorf("tab %s is not waiting for a sign-in", id)
+	}
+	return t, h, nil
+}
+
+// CheckSignIn checks a held tab now.
+func (b *Broker) CheckSignIn(ctx context.Context, w Work, id string) (bool, error) {
+	t, h, err := b.heldTab(w, id)
+	if err != nil {
+		return false, err
 	}
 	if h.done {
 		return true, nil

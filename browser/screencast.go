@@ -84,13 +84,15 @@ func (b *Broker) pumpFrames(ctx, pctx context.Context, tid target.ID, popup bool
 			f.Width, f.Height = int(m.DeviceWidth), int(m.DeviceHeight)
 		}
 		if info, err := chromedp.CallBrowser(ctx, target.GetTargetInfo, target.GetTargetInfoParams{TargetID: tid}); err == nil && info.TargetInfo != nil {
-			f.URL, f.Title = withoutQuery(info.TargetInfo.URL), info.TargetInfo.Title
+			f.URL, f.Title = WithoutQuery(info.TargetInfo.URL), info.TargetInfo.Title
 		}
 		each(f)
 	}
 }
 
-func withoutQuery(u string) string {
+// WithoutQuery is an address with neither its query, its fragment nor a user: what a person
+// may see of a page's address (a sign-in's state and codes ride in the query).
+func WithoutQuery(u string) string {
 	p, err := url.Parse(u)
 	if err != nil {
 		return ""

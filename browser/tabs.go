@@ -339,16 +339,22 @@ func (b *Broker) groupLocked(t *tab) []*tab {
 	return out
 }
 
-// Tabs lists w's tabs.
-func (b *Broker) Tabs(w Work) []TabInfo {
+// tabsOf is w's tabs, in no order.
+func (b *Broker) tabsOf(w Work) []*tab {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	var ts []*tab
 	for _, t := range b.tabs {
 		if t.work == w {
 			ts = append(ts, t)
 		}
 	}
-	b.mu.Unlock()
+	return ts
+}
+
+// Tabs lists w's tabs.
+func (b *Broker) Tabs(w Work) []TabInfo {
+	ts := b.tabsOf(w)
 	out := make([]TabInfo, 0, len(ts))
 	for _, t := range ts {
 		out = append(out, t.info())
@@ -374,14 +380,7 @@ func (b *Broker) CloseTab(ctx context.Context, w Work, id string) error {
 
 // CloseWork closes every tab of w.
 func (b *Broker) CloseWork(ctx context.Context, w Work) error {
-	b.mu.Lock()
-	var ts []*tab
-	for _, t := range b.tabs {
-		if t.work == w {
-			ts = append(ts, t)
-		}
-	}
-	b.mu.Unlock()
+	ts := b.tabsOf(w)
 	for _, t := range ts {
 		b.closeTab(t)
 	}

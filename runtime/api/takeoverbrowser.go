@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"net/url"
 	"sync"
 	"time"
 
@@ -63,16 +62,6 @@ func (b *browserStream) cast(ctx context.Context) error {
 	return err
 }
 
-// withoutQuery is an address with neither its query nor its fragment.
-func withoutQuery(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return ""
-	}
-	p.RawQuery, p.Fragment, p.User = "", "", nil
-	return p.String()
-}
-
 // run streams until the view or ctx ends; the view's end is told to the page as {t: "end"}.
 func (b *browserStream) run(ctx context.Context, seen <-chan int, pingEvery time.Duration) error {
 	if err := b.cast(ctx); err != nil {
@@ -98,7 +87,7 @@ func (b *browserStream) run(ctx context.Context, seen <-chan int, pingEvery time
 		b.mu.Unlock()
 		if !blocked && n > took {
 			took = n
-			h := takeover.JPEGHeader{Width: f.Width, Height: f.Height, URL: withoutQuery(f.URL), Title: f.Title, Popup: f.Popup, Mode: b.view.Info().Mode}
+			h := takeover.JPEGHeader{Width: f.Width, Height: f.Height, URL: chromium.WithoutQuery(f.URL), Title: f.Title, Popup: f.Popup, Mode: b.view.Info().Mode}
 			if h != last || !bytes.Equal(f.JPEG, lastJPEG) {
 				sent++
 				h.Seq = sent

@@ -28,23 +28,7 @@ import (
 // one that shows a saved secret or a key is not kept. The run's tabs close when it ends.
 
 // Browser is the Chromium broker as a run uses it; runtime/node.Browser is the whole of it.
-type Browser interface {
-	Status(ctx context.Context) browser.Status
-	Open(ctx context.Context, o browser.OpenOptions) (browser.Page, error)
-	Navigate(ctx context.Context, w browser.Work, tab, url string) (browser.Page, error)
-	Tabs(w browser.Work) []browser.TabInfo
-	CloseTab(ctx context.Context, w browser.Work, tab string) error
-	CloseWork(ctx context.Context, w browser.Work) error
-	Snapshot(ctx context.Context, w browser.Work, tab string, o browser.SnapshotOptions) (browser.Snapshot, error)
-	Click(ctx context.Context, w browser.Work, tab, ref string) (browser.Page, error)
-	Type(ctx context.Context, w browser.Work, tab, ref, text string, submit bool) (browser.Page, error)
-	Press(ctx context.Context, w browser.Work, tab, key string) (browser.Page, error)
-	Wait(ctx context.Context, w browser.Work, tab string, o browser.WaitOptions) (browser.Page, error)
-	Screenshot(ctx context.Context, w browser.Work, tab string, o browser.ShotOptions) (browser.Shot, error)
-	Extract(ctx context.Context, w browser.Work, tab string) (browser.Extraction, error)
-	Console(w browser.Work, tab string) ([]browser.ConsoleEntry, error)
-	NetworkErrors(w browser.Work, tab string) ([]browser.NetError, error)
-}
+type Browser = browser.Driver
 
 func (r *run) tabWork() browser.Work { return browser.Work("run:" + r.job.ID) }
 

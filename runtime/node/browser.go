@@ -11,23 +11,7 @@ import (
 // tab to the work that opened it, to the addresses it may load, and untouched while it is
 // sensitive.
 type Browser interface {
-	Status(ctx context.Context) browser.Status
-	Open(ctx context.Context, o browser.OpenOptions) (browser.Page, error)
-	Navigate(ctx context.Context, w browser.Work, tab, url string) (browser.Page, error)
-	Tabs(w browser.Work) []browser.TabInfo
-	CloseTab(ctx context.Context, w browser.Work, tab string) error
-	// CloseWork closes every tab of w, held ones too (a run ended, a node was deleted).
-	CloseWork(ctx context.Context, w browser.Work) error
-
-	Snapshot(ctx context.Context, w browser.Work, tab string, o browser.SnapshotOptions) (browser.Snapshot, error)
-	Click(ctx context.Context, w browser.Work, tab, ref string) (browser.Page, error)
-	Type(ctx context.Context, w browser.Work, tab, ref, text string, submit bool) (browser.Page, error)
-	Press(ctx context.Context, w browser.Work, tab, key string) (browser.Page, error)
-	Wait(ctx context.Context, w browser.Work, tab string, o browser.WaitOptions) (browser.Page, error)
-	Screenshot(ctx context.Context, w browser.Work, tab string, o browser.ShotOptions) (browser.Shot, error)
-	Extract(ctx context.Context, w browser.Work, tab string) (browser.Extraction, error)
-	Console(w browser.Work, tab string) ([]browser.ConsoleEntry, error)
-	NetworkErrors(w browser.Work, tab string) ([]browser.NetError, error)
+	browser.Driver
 	Upload(ctx context.Context, w browser.Work, tab, ref string, paths []string) (browser.Page, error)
 	// Download clicks ref and waits for the file it downloads into dir.
 	Download(ctx context.Context, w browser.Work, tab, ref, dir string) (browser.File, error)

@@ -426,6 +426,12 @@ func (s *Service) OnSignIn(work browser.Work, tab string, ok bool, how string) {
 			s.log.Info("node: give a signed-in tab back", "tab", tab, "err", err)
 		}
 	}
+	// The owner's view of the sign-in ends before the node is woken, so the tab is the node's.
+	reason := ReasonSignedIn
+	if !ok {
+		reason = ReasonTime
+	}
+	s.endTakeoversOf(ms[0].ID, reason)
 	if _, err := s.endLogin(ctx, ms[0].ID, status, how, false); err != nil && problem.KindOf(err) != problem.KindConflict {
 		s.log.Warn("node: settle a sign-in card", "card", ms[0].ID, "err", err)
 	}

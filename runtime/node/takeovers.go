@@ -254,12 +254,12 @@ func (s *Service) EndTakeover(id, reason string) (Takeover, error) {
 	return to.snapshot(), nil
 }
 
-// endTakeoversOf ends every takeover of a live card.
+// endTakeoversOf ends every takeover of a live card or a sign-in card.
 func (s *Service) endTakeoversOf(card, reason string) {
 	s.takeovers.mu.Lock()
 	var of []*liveTakeover
 	for _, to := range s.takeovers.byID {
-		if to.info.LiveCardID == card { // LiveCardID never changes
+		if to.info.LiveCardID == card || to.login == card { // neither ever changes
 			of = append(of, to)
 		}
 	}
