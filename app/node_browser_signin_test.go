@@ -130,7 +130,7 @@ func TestNodeBrowserSignIn(t *testing.T) {
 	}
 	for _, table := range []string{"events", "node_messages"} {
 		var leaked int
-		rt.store.Reader().QueryRow("SELECT count(*) FROM "+table+" WHERE data LIKE '%s3cret-pass%' OR data LIKE '%ada-session%'").Scan(&leaked)
+		rt.store.Reader().QueryRow("SELECT count(*) FROM " + table + " WHERE data LIKE '%s3cret-pass%' OR data LIKE '%ada-session%'").Scan(&leaked)
 		if leaked != 0 {
 			t.Errorf("the password or the session is in %s", table)
 		}
