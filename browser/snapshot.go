@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/chromedp/cdproto/cdp/jsonv2"
@@ -204,3 +206,31 @@ func Fence(s string) string {
 
 // secretSelector names the fields masked in shots and never shown in snapshots.
 const secretSelector = `input[type=password],input[autocomplete~="cc-number"],input[autocomplete~="one-time-code"],input[autocomplete~="current-password"],input[autocomplete~="cc-csc"]`
+
+// RefLine is the line of a snapshot's text that shows element ref, or "".
+func RefLine(text, ref string) string {
+	if ref == "" {
+		return ""
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, "[ref="+ref+"]") {
+			return l
+		}
+	}
+	return ""
+}
+
+var quotedRe = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
+
+// RefName is the name a snapshot's text gives element ref: its quoted name, else its line.
+func RefName(text, ref string) string {
+	l := RefLine(text, ref)
+	if m := quotedRe.FindStringSubmatch(l); m != nil {
+		var name string
+		if json.Unmarshal([]byte(`"`+m[1]+`"`), &name) == nil {
+			return name
+		}
+		return m[1]
+	}
+	return strings.TrimSpace(l)
+}

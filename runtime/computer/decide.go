@@ -30,14 +30,14 @@ type Call struct {
 	// Folder is where the call works: absolute and clean (the node's own folder when it named
 	// none).
 	Folder  string
-	Command string   // OpRun
+	Command string   // OpRun; OpAct: the element's name
 	Paths   []string // OpRead, OpWrite: absolute
-	URL     string   // OpHTTP, OpBrowse
+	URL     string   // OpHTTP, OpBrowse, OpAct
 }
 
-// Scope is what an answer is kept for: a folder, or an address (host:port).
+// Scope is what an answer is kept for: a folder, an address (host:port), or an action on a site.
 type Scope struct {
-	Kind  string `json:"kind"` // folder or address
+	Kind  string `json:"kind"` // folder, address or act
 	Value string `json:"value"`
 }
 
@@ -137,6 +137,8 @@ func Decide(c Call, p Policy) Decision {
 		return decideHTTP(c, p)
 	case OpBrowse:
 		return decideBrowse(c, p)
+	case OpAct:
+		return decideAct(c, p)
 	}
 	v := judge.Decide(judgeCall(c), judgeSettings(c, p))
 	var d Decision
@@ -279,7 +281,7 @@ func match(value, kind string, kept []Scope) (string, bool) {
 	for _, k := range kept {
 		switch {
 		case k.Kind != kind:
-		case kind == ScopeFolder && within(value, k.Value), kind == ScopeAddress && k.Value == value:
+		case kind == ScopeFolder && within(value, k.Value), kind != ScopeFolder && k.Value == value:
 			return k.Value, true
 		}
 	}

@@ -142,9 +142,13 @@ func (r *run) addBrowserTools(srv *mcp.Server) {
 		if err != nil {
 			return toolRefusal(runBrowserError(err)), nil, nil
 		}
+		r.rememberSnap(in.Tab, sn.Text)
 		return toolText(pageLine(sn.Page) + "\n" + fencePage(r.hide(sn.Text))), nil, nil
 	})
-	addWeb(srv, "browser_click", "Click an element of a tab's page by its reference.", func(ctx context.Context, in BrowserRefInput) (*mcp.CallToolResult, any, error) {
+	addWeb(srv, "browser_click", "Click an element of a tab's page by its reference. A click that orders, pays, sends, deletes or publishes, which the task did not ask for, is asked on Needs me first.", func(ctx context.Context, in BrowserRefInput) (*mcp.CallToolResult, any, error) {
+		if err := r.judgeClick(ctx, b, in.Tab, in.Ref); err != nil {
+			return toolRefusal(err), nil, nil
+		}
 		return page(b.Click(ctx, w, in.Tab, in.Ref))
 	})
 	addWeb(srv, "browser_type", "Type text into a field (submit presses Enter). Never a password or a saved secret: ask the person with ask_person to sign in.", func(ctx context.Context, in BrowserTypeInput) (*mcp.CallToolResult, any, error) {

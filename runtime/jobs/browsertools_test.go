@@ -122,3 +122,50 @@ func TestRunBrowserToolsFollowTheMode(t *testing.T) {
 		t.Fatalf("capture_screenshot after a browser answer: %v", v.Decision)
 	}
 }
+
+// clickBrowser is a runBrowser with a page to click on.
+type clickBrowser struct {
+	runBrowser
+	clicked []string
+}
+
+func (b *clickBrowser) Snapshot(_ context.Context, _ browser.Work, tab string, _ browser.SnapshotOptions) (browser.Snapshot, error) {
+	return browser.Snapshot{Page: browser.Page{Tab: tab, URL: "https://shop.example.com/cart"}, Text: "- link \"Details\" [ref=e1]\n- button \"Place order\" [ref=e2]", Refs: 2}, nil
+}
+func (b *clickBrowser) Tabs(browser.Work) []browser.TabInfo {
+	return []browser.TabInfo{{ID: "t1", URL: "https://shop.example.com/cart"}}
+}
+func (b *clickBrowser) Click(_ context.Context, _ browser.Work, tab, ref string) (browser.Page, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.clicked = append(b.clicked, ref)
+	return browser.Page{Tab: tab, URL: "https://shop.example.com/cart"}, nil
+}
+
+// A run's click that would order for the person, which its brief did not ask for, is asked on
+// Needs me first; a plain click is not; Deny refuses it.
+func TestRunConsequentialClick(t *testing.T) {
+	b := &clickBrowser{}
+	e, _, sess := runClient(t, nil, func(o *Options) { o.Browser = b })
+	if _, isErr := callText(t, sess, "browser_snapshot", map[string]any{"tab": "t1"}); isErr {
+		t.Fatal("snapshot failed")
+	}
+	if text, isErr := callText(t, sess, "browser_click", map[string]any{"tab": "t1", "ref": "e1"}); isErr || len(e.asker.asked) != 0 {
+		t.Fatalf("a plain click: %q %v, asked %d", text, isErr, len(e.asker.asked))
+	}
+	if text, isErr := callText(t, sess, "browser_click", map[string]any{"tab": "t1", "ref": "e2"}); isErr || len(e.asker.asked) != 1 {
+		t.Fatalf("an order allowed once: %q %v, asked %d", text, isErr, len(e.asker.asked))
+	}
+	if q := e.asker.asked[0]; q.Kind != Approval || !strings.Contains(q.Text, `"Place order" on shop.example.com would order`) || q.Recommended != Deny {
+		t.Fatalf("the question: %+v", q)
+	}
+	e.asker.mu.Lock()
+	e.asker.reply = Reply{Option: Deny, Text: ApprovalOptions[Deny]}
+	e.asker.mu.Unlock()
+	if text, isErr := callText(t, sess, "browser_click", map[string]any{"tab": "t1", "ref": "e2"}); !isErr || !strings.Contains(text, "said no") {
+		t.Fatalf("an order denied: %q %v", text, isErr)
+	}
+	if strings.Join(b.clicked, ",") != "e1,e2" {
+		t.Fatalf("clicked %v", b.clicked)
+	}
+}

@@ -55,8 +55,10 @@ type run struct {
 	usage       engines.Usage
 	observed    Observed // what the agent reported it runs with
 	attempt     int
-	title       string           // the task's
-	git         []secrets.Secret // the secrets git signs in with (runsecrets.go)
+	title       string            // the task's
+	git         []secrets.Secret  // the secrets git signs in with (runsecrets.go)
+	snaps       map[string]string // the last snapshot text of each tab, for its references' names (browseract.go)
+	acts        map[string]bool   // consequential clicks allowed for this run, by "<site> <word>"
 
 	done chan struct{} // closed once the run's end is recorded
 }

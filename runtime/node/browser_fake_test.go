@@ -22,6 +22,7 @@ type fakeBrowser struct {
 	held     map[string]string // tab → purpose
 	released map[string]bool   // tab → cleared
 	typed    []string
+	clicked  []string
 	signedIn bool   // what CheckSignIn answers
 	shotText string // what a screenshot's page showed
 	blank    bool   // screenshots come back one colour
@@ -137,8 +138,17 @@ func (b *fakeBrowser) act(w browser.Work, tab string) (browser.Page, error) {
 	return b.page(tab, t.URL), nil
 }
 
-func (b *fakeBrowser) Click(_ context.Context, w browser.Work, tab, _ string) (browser.Page, error) {
+func (b *fakeBrowser) Click(_ context.Context, w browser.Work, tab, ref string) (browser.Page, error) {
+	b.mu.Lock()
+	b.clicked = append(b.clicked, ref)
+	b.mu.Unlock()
 	return b.act(w, tab)
+}
+
+func (b *fakeBrowser) clicks() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Join(b.clicked, ",")
 }
 
 func (b *fakeBrowser) Type(_ context.Context, w browser.Work, tab, _, text string, _ bool) (browser.Page, error) {

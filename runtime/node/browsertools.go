@@ -201,7 +201,14 @@ func (s *Service) decideBrowse(ctx context.Context, c *turnCtx, tool, raw string
 	if err != nil {
 		return err
 	}
-	call := computer.Call{Op: computer.OpBrowse, Folder: folder, URL: raw}
+	return s.decideCall(ctx, c, tool, computer.Call{Op: computer.OpBrowse, Folder: folder, URL: raw},
+		"Your owner's answer did not cover this address; ask again only if it is still needed.")
+}
+
+// decideCall runs a browser call through the decision order: refused, allowed, or asked on a
+// computer card that the call waits for; uncovered is the answer when the card's answer did not
+// cover the call after all.
+func (s *Service) decideCall(ctx context.Context, c *turnCtx, tool string, call computer.Call, uncovered string) error {
 	for asked := false; ; asked = true {
 		pol, err := s.computerPolicy(ctx, c)
 		if err != nil {
@@ -218,7 +225,7 @@ func (s *Service) decideBrowse(ctx context.Context, c *turnCtx, tool, raw string
 			}
 			return nil
 		case asked:
-			return errors.New("Your owner's answer did not cover this address; ask again only if it is still needed.")
+			return errors.New(uncovered)
 		}
 		approved, out, err := s.askComputer(ctx, c, tool, call, d)
 		if err != nil {
@@ -426,6 +433,7 @@ func browserToolDefs(def func(name, desc string) tools.Tool) []tools.Tool {
 					return tools.Result{}, err
 				}
 				c.s.endTabLogins(ctx, c.node.ID, in.Tab)
+				c.s.forgetSnap(nodeWork(c.node.ID), in.Tab)
 				return tools.Result{Summary: "Closed " + in.Tab + "."}, nil
 			})),
 		tools.Define(def(ToolBrowserSnapshot, "Read a tab's page as an accessibility tree, one element a line, with references (e12) for click and type."),
@@ -437,10 +445,14 @@ func browserToolDefs(def func(name, desc string) tools.Tool) []tools.Tool {
 				if sn.SignIn != nil && !sn.SignIn.HintOnly {
 					return c.s.afterPage(ctx, c, sn.Page)
 				}
+				c.s.rememberSnap(nodeWork(c.node.ID), in.Tab, sn.Text)
 				return tools.Result{Summary: pageSummary(sn.Page) + fmt.Sprintf(" %d references.\n", sn.Refs) + fenceUntrusted(sn.Text), Data: sn.Page}, nil
 			})),
 		tools.Define(def(ToolBrowserClick, "Click an element of a tab's page by its reference."),
 			browserRun(ToolBrowserClick, func(in clickIn) (string, string) { return tabSite(in.Tab) }, func(ctx context.Context, c *turnCtx, in clickIn) (tools.Result, error) {
+				if err := c.s.judgeClick(ctx, c, in.Tab, in.Ref); err != nil {
+					return tools.Result{}, err
+				}
 				p, err := c.s.cfg.Browser.Click(ctx, nodeWork(c.node.ID), in.Tab, in.Ref)
 				if err != nil {
 					return tools.Result{}, err
@@ -600,6 +612,7 @@ func (s *Service) browserView(ctx context.Context, c *turnCtx, in viewIn) (tools
 	if !k.Held {
 		// The page's text only when its picture is not held: a held shot's words are its owner's.
 		if sn, err := s.cfg.Browser.Snapshot(ctx, w, tab, browser.SnapshotOptions{}); err == nil {
+			s.rememberSnap(w, tab, sn.Text)
 			out += "\n" + fenceUntrusted(sn.Text)
 		}
 	}

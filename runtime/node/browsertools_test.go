@@ -431,3 +431,48 @@ func TestBrowserInternetOff(t *testing.T) {
 		t.Fatalf("opened with %v, not LocalOnly", fb.opens[0].Network)
 	}
 }
+
+// A click whose element orders, pays, sends or deletes is asked on a computer card (Once or
+// This mission, never Always) unless the owner's words asked for it; other clicks go ahead.
+func TestBrowserConsequentialClick(t *testing.T) {
+	f := newFixture(t)
+	f.close()
+	fb := newFakeBrowser()
+	fb.shotText = "- link \"Details\" [ref=e1]\n- button \"Place order\" [ref=e2]"
+	f.open(f.withBrowser(fb))
+	n := f.node("Ada")
+	yes := true
+	f.model.Script(
+		enginetest.ToolCall(ToolBrowserOpen, map[string]any{"url": "https://shop.example.com/cart"}).When(enginetest.Match{LastUserContains: "look at my cart"}),
+		enginetest.ToolCall(ToolBrowserSnapshot, map[string]any{"tab": "t1"}).When(enginetest.Match{ToolResult: &yes, LastUserContains: "Tab t1"}),
+		enginetest.ToolCall(ToolBrowserClick, map[string]any{"tab": "t1", "ref": "e1"}).When(enginetest.Match{ToolResult: &yes, LastUserContains: "Place order"}),
+		enginetest.ToolCall(ToolBrowserClick, map[string]any{"tab": "t1", "ref": "e2"}).When(enginetest.Match{ToolResult: &yes, LastUserContains: "Tab t1"}),
+		enginetest.Say("Ordered.").When(enginetest.Match{ToolResult: &yes, LastUserContains: "Tab t1"}),
+		enginetest.ToolCall(ToolBrowserClick, map[string]any{"tab": "t1", "ref": "e2"}).When(enginetest.Match{LastUserContains: "order the kettle"}),
+		enginetest.Say("Ordered again.").When(enginetest.Match{ToolResult: &yes, LastUserContains: "Tab t1"}),
+	)
+	f.post(n.DMRoomID, "Please look at my cart in the browser.")
+	f.waitFor("the computer card", func() bool { return len(f.cards(n.DMRoomID, "computer")) == 1 })
+	m := f.cardMessage(n.DMRoomID, "computer")
+	c := cardOf(m)
+	if fb.clicks() != "e1" || c.Computer == nil || c.Computer.Always || len(c.Computer.Ask) != 1 || c.Computer.Ask[0].Value != "shop.example.com order" ||
+		!strings.Contains(m.Body, "click “Place order” on shop.example.com") {
+		t.Fatalf("clicked %q before the card; the card %q %+v", fb.clicks(), m.Body, c.Computer)
+	}
+	ctx := context.Background()
+	if _, err := f.svc.Answer(ctx, m.ID, DecideAlways, "browser"); err == nil {
+		t.Fatal("an order was allowed always")
+	}
+	if _, err := f.svc.Answer(ctx, m.ID, DecideOnce, "browser"); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor("the reply", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 1 })
+	if fb.clicks() != "e1,e2" {
+		t.Fatalf("clicks after Once: %q", fb.clicks())
+	}
+	f.post(n.DMRoomID, "Thanks, now order the kettle again in the browser.")
+	f.waitFor("the second reply", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 2 })
+	if fb.clicks() != "e1,e2,e2" || len(f.cards(n.DMRoomID, "computer")) != 1 {
+		t.Fatalf("the owner's own words: clicks %q, %d cards", fb.clicks(), len(f.cards(n.DMRoomID, "computer")))
+	}
+}

@@ -117,6 +117,8 @@ func (s *Service) askComputer(ctx context.Context, c *turnCtx, tool string, call
 		Mission: missionKey(c.rt.turn)}
 	what := "use " + scopeWords(d.Ask)
 	switch {
+	case call.Op == computer.OpAct:
+		what = fmt.Sprintf("click “%s” on %s", oneLineOf(call.Command, 120), siteOf(call.URL))
 	case call.Command != "":
 		what = fmt.Sprintf("run `%s` in %s", oneLineOf(call.Command, 200), call.Folder)
 	case call.Op == computer.OpBrowse:
@@ -150,6 +152,9 @@ func (s *Service) computerCardWork(ctx context.Context, c *Card, decision string
 		return "", fmt.Errorf("the card names no call")
 	}
 	keep := map[string]string{Approve: computer.KeepOnce, DecideOnce: computer.KeepOnce, DecideMission: computer.KeepMission, DecideAlways: computer.KeepAlways}[decision]
+	if keep == computer.KeepAlways && !a.Always {
+		return "", problem.Invalid("This card is answered Once or for this mission, not always.")
+	}
 	a.Keep = keep
 	if keep == computer.KeepOnce {
 		s.mu.Lock()
@@ -197,8 +202,11 @@ func (s *Service) useGrants(nodeID string, call computer.Call) {
 }
 
 func covers(sc computer.Scope, call computer.Call) bool {
-	if sc.Kind == computer.ScopeAddress {
-		return call.URL != ""
+	switch sc.Kind {
+	case computer.ScopeAct:
+		return call.Op == computer.OpAct
+	case computer.ScopeAddress:
+		return call.URL != "" && call.Op != computer.OpAct
 	}
 	return sc.Covers(call.Folder) || slices.ContainsFunc(call.Paths, sc.Covers)
 }

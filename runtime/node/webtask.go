@@ -238,15 +238,15 @@ func (w *webTask) run(ctx context.Context, in webTaskIn) (WebTaskAnswer, error) 
 			ans.Steps = append(ans.Steps, rec)
 			return finish(WebGaveUp, a.Reason)
 		case "click":
-			name := refName(snap.Text, a.Ref)
-			if word := riskyWord(name); word != "" && !saidWord(w.ownerSaid, word) {
+			name := browser.RefName(snap.Text, a.Ref)
+			if word := browser.Consequential(name); word != "" && !browser.AskedFor(w.ownerSaid, word) {
 				rec.Result = "Not clicked: your owner has not asked to " + word + "."
 				ans.Steps = append(ans.Steps, rec)
 				return finish(WebBlocked, fmt.Sprintf("It would have clicked %q (%s), which would %s; your owner has not asked for that.", name, a.Ref, word))
 			}
 			res, err = w.b.Click(ctx, w.work, tab, a.Ref)
 		case "type":
-			if sensitiveField(refLine(snap.Text, a.Ref)) {
+			if sensitiveField(browser.RefLine(snap.Text, a.Ref)) {
 				rec.Result = "Not typed: it is a password, code or card field."
 				ans.Steps = append(ans.Steps, rec)
 				return finish(WebSignInNeeded, "The page asks for a password, a code or a card: your owner signs in or pays themselves.")
@@ -380,9 +380,6 @@ var (
 	// A field the task never types into: passwords, one-time and verification codes, cards.
 	sensitiveRe = regexp.MustCompile(`(?i)password|passcode|\bpin\b|one-time|\botp\b|verification code|security code|2fa|two-factor|card number|credit card|\bcvc\b|\bcvv\b|expir(y|ation)`)
 	fieldRe     = regexp.MustCompile(`(?i)\b(textbox|searchbox|input|field|combobox|spinbutton)\b`)
-	// Clicks that act for the owner in the world: buying, paying, deleting, cancelling, sending,
-	// publishing, subscribing.
-	riskyRe = regexp.MustCompile(`(?i)\b(buy|pay|purchase|order|checkout|check out|subscribe|delete|remove|cancel|send|publish|post)\b`)
 )
 
 // snapshotStops is the status what a snapshot shows ends the task with: a human check, a refusal
@@ -408,54 +405,6 @@ func snapshotStops(s browser.Snapshot) (status, why string) {
 // sensitiveField says whether a snapshot line is a field for a password, code or card.
 func sensitiveField(line string) bool {
 	return fieldRe.MatchString(line) && sensitiveRe.MatchString(line)
-}
-
-// refLine is the snapshot's line of element ref.
-func refLine(text, ref string) string {
-	if ref == "" {
-		return ""
-	}
-	for _, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, "[ref="+ref+"]") || strings.Contains(l, "["+ref+"]") || strings.HasPrefix(strings.TrimSpace(l), ref+" ") {
-			return l
-		}
-	}
-	return ""
-}
-
-var quotedRe = regexp.MustCompile(`"([^"]*)"`)
-
-// refName is the name a snapshot gives element ref: its quoted name, else its line.
-func refName(text, ref string) string {
-	l := refLine(text, ref)
-	if m := quotedRe.FindStringSubmatch(l); m != nil {
-		return m[1]
-	}
-	return strings.TrimSpace(l)
-}
-
-// riskyWord is the word in an element's name that makes clicking it act for the owner, or "".
-func riskyWord(name string) string {
-	return strings.ToLower(riskyRe.FindString(name))
-}
-
-// saidWord says whether the owner's words hold word, or a word made from it ("delete" in
-// "deleted", "order" in "ordering").
-func saidWord(said, word string) bool {
-	said = strings.ToLower(said)
-	alts := []string{word}
-	switch word {
-	case "check out", "checkout":
-		alts = []string{"check out", "checkout", "buy", "order", "purchase"}
-	case "buy", "purchase", "order":
-		alts = []string{"buy", "purchase", "order"}
-	}
-	for _, a := range alts {
-		if regexp.MustCompile(`\b` + regexp.QuoteMeta(a)).MatchString(said) {
-			return true
-		}
-	}
-	return false
 }
 
 // fingerprint is what tells two snapshots of a tab apart.

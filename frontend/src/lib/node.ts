@@ -109,7 +109,7 @@ export interface ComputerAsk {
   command?: string;
   paths?: string[];
   url?: string;
-  ask: { kind: 'folder' | 'address' | string; value: string }[];
+  ask: { kind: 'folder' | 'address' | 'act' | string; value: string }[];
   always: boolean;
   keep?: 'once' | 'mission' | 'always' | string;
 }
