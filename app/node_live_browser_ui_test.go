@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"image/color"
-	"io"
-	"log/slog"
 	"math"
 	"testing"
 
@@ -21,30 +19,12 @@ import (
 // box. Looked at in Chromium at 1280 and 390 px.
 func TestNodeUILiveBrowser(t *testing.T) {
 	needUI(t)
-	model := enginetest.NewServer(t)
-	t.Setenv("ANTHROPIC_API_KEY", "test-key")
-	t.Setenv("ANTHROPIC_BASE_URL", model.URL)
 	fb := &livetest.Browser{InputCh: make(chan chromium.Input, 16)}
 	fb.Paint(color.RGBA{40, 110, 200, 255})
-	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: t.TempDir(), Addr: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Browser: fb})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
 	browser := newBrowser(t)
 	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
-	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
-	if err := c.do(ctx, "PUT", "/api/assistant/settings", map[string]any{"provider": "anthropic", "model": "claude-test"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	var n struct {
-		ID       string `json:"id"`
-		DMRoomID string `json:"dmRoomId"`
-	}
-	if err := c.do(ctx, "POST", "/api/node/nodes", map[string]any{"name": "Scout"}, &n); err != nil {
-		t.Fatal(err)
-	}
+	rt, c, model, n := startNodeRuntime(t, ctx, runtimeConfig{Browser: fb}, "Scout")
 	fb.Add(chromium.Work("node:"+n.ID+":own"), chromium.TabInfo{ID: "t1", URL: "https://shop.example/cart?session=abc", Title: "Your cart — Example Shop"})
 	yes := true
 	model.Script(

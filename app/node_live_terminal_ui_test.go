@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -16,28 +14,10 @@ import (
 // shell runs, and hands it back. Looked at in Chromium at 1280 and 390 px.
 func TestNodeUILiveTerminal(t *testing.T) {
 	needUI(t)
-	model := enginetest.NewServer(t)
-	t.Setenv("ANTHROPIC_API_KEY", "test-key")
-	t.Setenv("ANTHROPIC_BASE_URL", model.URL)
-	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: t.TempDir(), Addr: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
 	browser := newBrowser(t)
 	ctx, cancel := context.WithTimeout(browser, browserTestTime)
 	defer cancel()
-	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
-	if err := c.do(ctx, "PUT", "/api/assistant/settings", map[string]any{"provider": "anthropic", "model": "claude-test"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	var n struct {
-		ID       string `json:"id"`
-		DMRoomID string `json:"dmRoomId"`
-	}
-	if err := c.do(ctx, "POST", "/api/node/nodes", map[string]any{"name": "Scout"}, &n); err != nil {
-		t.Fatal(err)
-	}
+	rt, c, model, n := startNodeRuntime(t, ctx, runtimeConfig{}, "Scout")
 	yes := true
 	model.Script(
 		enginetest.ToolCall("terminal_open", map[string]any{"live": true}).When(enginetest.Match{LastUserContains: "open a terminal"}),

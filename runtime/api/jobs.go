@@ -140,7 +140,8 @@ func (s *Server) jobEvidence(w http.ResponseWriter, r *http.Request) {
 
 // serveEvidence sends a file a run or a node brought in, as its own type only where that type is
 // harmless to show (pictures, plain text, PDF), else as an attachment; with nosniff and a sandbox
-// CSP, so nothing in it can run in the runtime's origin.
+// CSP, so nothing in it can run in the runtime's origin; never cached, since a held capture or a
+// shared file may show what only its owner may see (and a phone's cache outlives the session).
 func (s *Server) serveEvidence(w http.ResponseWriter, r *http.Request, name string, f *os.File) {
 	defer f.Close()
 	st, err := f.Stat()
@@ -150,6 +151,7 @@ func (s *Server) serveEvidence(w http.ResponseWriter, r *http.Request, name stri
 	}
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "private, no-store")
 	h.Set("Content-Security-Policy", "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox")
 	switch ext := strings.ToLower(path.Ext(name)); ext {
 	case ".png", ".jpg", ".jpeg", ".gif", ".webp", ".pdf":
