@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/runtime"
@@ -233,4 +234,46 @@ func RefName(text, ref string) string {
 		return m[1]
 	}
 	return strings.TrimSpace(l)
+}
+
+// RefNames keeps the last snapshot text a caller read of each of its tabs, so that the name of
+// an element it then acts on by reference can be read (Name). The zero value is ready; it keeps
+// at most 64 tabs of 64 KB each, starting again from the next snapshots past that.
+type RefNames struct {
+	mu   sync.Mutex
+	text map[string]string // by the caller's key for a tab
+}
+
+// Bounds of a RefNames.
+const (
+	maxRefTabs = 64
+	maxRefText = 64 << 10
+)
+
+// Keep keeps a tab's snapshot text.
+func (n *RefNames) Keep(tab, text string) {
+	if len(text) > maxRefText {
+		text = text[:maxRefText]
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.text == nil || len(n.text) >= maxRefTabs {
+		n.text = map[string]string{}
+	}
+	n.text[tab] = text
+}
+
+// Forget drops a closed tab's text.
+func (n *RefNames) Forget(tab string) {
+	n.mu.Lock()
+	delete(n.text, tab)
+	n.mu.Unlock()
+}
+
+// Name is the name the tab's last kept snapshot gave element ref (RefName), or "".
+func (n *RefNames) Name(tab, ref string) string {
+	n.mu.Lock()
+	text := n.text[tab]
+	n.mu.Unlock()
+	return RefName(text, ref)
 }

@@ -14,27 +14,9 @@ import (
 // command the judge asks about (Allow once, Allow for this run, Deny); in Run unattended, with no
 // one to ask, it is refused. The element's name comes from the run's last snapshot of the tab.
 
-// maxRunSnap bounds the snapshot text a run keeps per tab.
-const maxRunSnap = 64 << 10
-
-// rememberSnap keeps the text of a tab's snapshot the run read.
-func (r *run) rememberSnap(tab, text string) {
-	if len(text) > maxRunSnap {
-		text = text[:maxRunSnap]
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.snaps == nil {
-		r.snaps = map[string]string{}
-	}
-	r.snaps[tab] = text
-}
-
 // judgeClick decides a run's click on ref in tab: nil when it may go ahead, else why not.
 func (r *run) judgeClick(ctx context.Context, b Browser, tab, ref string) error {
-	r.mu.Lock()
-	name := browser.RefName(r.snaps[tab], ref)
-	r.mu.Unlock()
+	name := r.snaps.Name(tab, ref)
 	word := browser.Consequential(name)
 	if word == "" || browser.AskedFor(r.job.Brief, word) {
 		return nil

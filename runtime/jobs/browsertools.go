@@ -142,7 +142,7 @@ func (r *run) addBrowserTools(srv *mcp.Server) {
 		if err != nil {
 			return toolRefusal(runBrowserError(err)), nil, nil
 		}
-		r.rememberSnap(in.Tab, sn.Text)
+		r.snaps.Keep(in.Tab, sn.Text)
 		return toolText(pageLine(sn.Page) + "\n" + fencePage(r.hide(sn.Text))), nil, nil
 	})
 	addWeb(srv, "browser_click", "Click an element of a tab's page by its reference. A click that orders, pays, sends, deletes or publishes, which the task did not ask for, is asked on Needs me first.", func(ctx context.Context, in BrowserRefInput) (*mcp.CallToolResult, any, error) {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ensemblework/ensemble/browser"
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/ledger"
@@ -55,10 +56,11 @@ type run struct {
 	usage       engines.Usage
 	observed    Observed // what the agent reported it runs with
 	attempt     int
-	title       string            // the task's
-	git         []secrets.Secret  // the secrets git signs in with (runsecrets.go)
-	snaps       map[string]string // the last snapshot text of each tab, for its references' names (browseract.go)
-	acts        map[string]bool   // consequential clicks allowed for this run, by "<site> <word>"
+	title       string           // the task's
+	git         []secrets.Secret // the secrets git signs in with (runsecrets.go)
+	acts        map[string]bool  // consequential clicks allowed for this run, by "<site> <word>"
+
+	snaps browser.RefNames // the last snapshot of each tab, for its references' names (browseract.go)
 
 	done chan struct{} // closed once the run's end is recorded
 }

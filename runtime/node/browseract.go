@@ -14,42 +14,13 @@ import (
 // order). The element's name comes from the last snapshot the node read of the tab, which is
 // where its references came from.
 
-// Bounds on the snapshots kept for their names.
-const (
-	maxSnaps    = 64
-	maxSnapText = 64 << 10
-)
-
 func snapKey(w browser.Work, tab string) string { return string(w) + "\x00" + tab }
-
-// rememberSnap keeps the text of a tab's snapshot the node read, for its references' names.
-func (s *Service) rememberSnap(w browser.Work, tab, text string) {
-	if len(text) > maxSnapText {
-		text = text[:maxSnapText]
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.snaps) >= maxSnaps {
-		clear(s.snaps) // a node reading 64 tabs at once starts again from its next snapshots
-	}
-	s.snaps[snapKey(w, tab)] = text
-}
-
-// forgetSnap drops a closed tab's snapshot.
-func (s *Service) forgetSnap(w browser.Work, tab string) {
-	s.mu.Lock()
-	delete(s.snaps, snapKey(w, tab))
-	s.mu.Unlock()
-}
 
 // judgeClick decides a node's click on ref in tab: nil when it may go ahead, else why not, or
 // errParked while its card waits for the owner.
 func (s *Service) judgeClick(ctx context.Context, c *turnCtx, tab, ref string) error {
 	w := nodeWork(c.node.ID)
-	s.mu.Lock()
-	text := s.snaps[snapKey(w, tab)]
-	s.mu.Unlock()
-	name := browser.RefName(text, ref)
+	name := s.snaps.Name(snapKey(w, tab), ref)
 	word := browser.Consequential(name)
 	if word == "" {
 		return nil

@@ -26,11 +26,7 @@ type liveTab struct {
 	nodeID string
 
 	liveMu sync.Mutex // one change of the live card at a time
-
-	mu         sync.Mutex    // guards the following fields
-	live       string        // the open live card's message id
-	controller string        // the takeover in control
-	back       chan struct{} // closed when the owner hands the tab back
+	liveControl
 }
 
 // liveTabs are the tabs with a live card or a takeover, by work and tab.
@@ -50,51 +46,10 @@ func (s *Service) liveTabOf(w browser.Work, tab, nodeID string, create bool) *li
 		if s.tabs.byKey == nil {
 			s.tabs.byKey = map[string]*liveTab{}
 		}
-		lt = &liveTab{work: w, tab: tab, nodeID: nodeID}
+		lt = &liveTab{work: w, tab: tab, nodeID: nodeID, liveControl: liveControl{busy: "You control this tab in another view; stop that view first."}}
 		s.tabs.byKey[tabKey(w, tab)] = lt
 	}
 	return lt
-}
-
-func (lt *liveTab) liveCard() string {
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
-	return lt.live
-}
-
-func (lt *liveTab) setLiveCard(id string) {
-	lt.mu.Lock()
-	lt.live = id
-	lt.mu.Unlock()
-}
-
-// takeControl gives the owner the tab through takeover id; another view in control keeps it.
-func (lt *liveTab) takeControl(id string) error {
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
-	if lt.controller != "" && lt.controller != id {
-		return problem.Conflict("You control this tab in another view; stop that view first.")
-	}
-	if lt.controller == "" {
-		lt.controller, lt.back = id, make(chan struct{})
-	}
-	return nil
-}
-
-// handBackFrom gives the tab back to the node, if takeover id has it.
-func (lt *liveTab) handBackFrom(id string) {
-	lt.mu.Lock()
-	if lt.controller == id {
-		close(lt.back)
-		lt.controller, lt.back = "", nil
-	}
-	lt.mu.Unlock()
-}
-
-func (lt *liveTab) controlled() bool {
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
-	return lt.controller != ""
 }
 
 // tabControlled says whether the owner has control of one of a node's own tabs now: its browser
@@ -102,7 +57,7 @@ func (lt *liveTab) controlled() bool {
 // browser tools call it before each action on a tab.
 func (s *Service) tabControlled(nodeID, tab string) bool {
 	lt := s.liveTabOf(nodeWork(nodeID), tab, nodeID, false)
-	return lt != nil && lt.controlled()
+	return lt != nil && lt.controlled() != nil
 }
 
 // waitTab waits while the owner controls one of a node's own tabs, as terminal_send waits for a
@@ -114,21 +69,7 @@ func (s *Service) waitTab(ctx context.Context, nodeID, tab string) (bool, error)
 	if lt == nil {
 		return false, nil
 	}
-	waited := false
-	for {
-		lt.mu.Lock()
-		back := lt.back
-		lt.mu.Unlock()
-		if back == nil {
-			return waited, nil
-		}
-		waited = true
-		select {
-		case <-back: // another view may have taken it since: look again
-		case <-ctx.Done():
-			return true, ErrTabControlled
-		}
-	}
+	return lt.waitBack(ctx, ErrTabControlled)
 }
 
 // ErrTabControlled is the answer of a node's browser tool on a tab its owner controls.

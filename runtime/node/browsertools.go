@@ -433,7 +433,7 @@ func browserToolDefs(def func(name, desc string) tools.Tool) []tools.Tool {
 					return tools.Result{}, err
 				}
 				c.s.endTabLogins(ctx, c.node.ID, in.Tab)
-				c.s.forgetSnap(nodeWork(c.node.ID), in.Tab)
+				c.s.snaps.Forget(snapKey(nodeWork(c.node.ID), in.Tab))
 				return tools.Result{Summary: "Closed " + in.Tab + "."}, nil
 			})),
 		tools.Define(def(ToolBrowserSnapshot, "Read a tab's page as an accessibility tree, one element a line, with references (e12) for click and type."),
@@ -445,7 +445,7 @@ func browserToolDefs(def func(name, desc string) tools.Tool) []tools.Tool {
 				if sn.SignIn != nil && !sn.SignIn.HintOnly {
 					return c.s.afterPage(ctx, c, sn.Page)
 				}
-				c.s.rememberSnap(nodeWork(c.node.ID), in.Tab, sn.Text)
+				c.s.snaps.Keep(snapKey(nodeWork(c.node.ID), in.Tab), sn.Text)
 				return tools.Result{Summary: pageSummary(sn.Page) + fmt.Sprintf(" %d references.\n", sn.Refs) + fenceUntrusted(sn.Text), Data: sn.Page}, nil
 			})),
 		tools.Define(def(ToolBrowserClick, "Click an element of a tab's page by its reference."),
@@ -612,7 +612,7 @@ func (s *Service) browserView(ctx context.Context, c *turnCtx, in viewIn) (tools
 	if !k.Held {
 		// The page's text only when its picture is not held: a held shot's words are its owner's.
 		if sn, err := s.cfg.Browser.Snapshot(ctx, w, tab, browser.SnapshotOptions{}); err == nil {
-			s.rememberSnap(w, tab, sn.Text)
+			s.snaps.Keep(snapKey(w, tab), sn.Text)
 			out += "\n" + fenceUntrusted(sn.Text)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ensemblework/ensemble/browser"
 	"github.com/ensemblework/ensemble/runtime/assistant"
 	"github.com/ensemblework/ensemble/runtime/computer"
 	"github.com/ensemblework/ensemble/runtime/events"
@@ -111,7 +112,8 @@ type Service struct {
 	waits   map[string]chan cardAnswer // a card's waiting call, by card message id
 	grants  map[string][]grant         // computer cards' Once answers not used yet, by node
 	uploads map[string]upload          // files attached in a chat, waiting for their message (attachments.go)
-	snaps   map[string]string          // the last snapshot text a node read of each tab, by work and tab (browseract.go)
+
+	snaps browser.RefNames // the last snapshot a node read of each tab, by work and tab (browseract.go)
 
 	sessMu sync.Mutex // orders the changes to agent sessions' queues (sessions.go)
 
@@ -150,7 +152,7 @@ func New(cfg Config) *Service {
 	}
 	life, end := context.WithCancel(context.Background())
 	return &Service{cfg: cfg, log: cfg.Log, kick: make(chan struct{}, 1), running: map[string]*runningTurn{},
-		waits: map[string]chan cardAnswer{}, grants: map[string][]grant{}, uploads: map[string]upload{}, snaps: map[string]string{}, life: life, endLife: end}
+		waits: map[string]chan cardAnswer{}, grants: map[string][]grant{}, uploads: map[string]upload{}, life: life, endLife: end}
 }
 
 // Close stops the turns running now (they rerun or resume at the next start) and waits for them.

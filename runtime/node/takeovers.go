@@ -194,14 +194,10 @@ func (s *Service) TakeoverControl(id string, on bool) (Takeover, error) {
 	case to.login != "" && !on:
 		return Takeover{}, problem.Conflict("A sign-in's view is always in control; stop it to give the tab back.")
 	case to.login != "":
-	case to.tab != nil && on:
-		err = to.tab.takeControl(id)
-	case to.tab != nil:
-		to.tab.handBackFrom(id)
 	case on:
-		err = to.term.takeControl(id)
+		err = to.control().takeControl(id)
 	default:
-		to.term.handBackFrom(id)
+		to.control().handBackFrom(id)
 	}
 	if err != nil {
 		return Takeover{}, err
@@ -335,17 +331,22 @@ func (to *liveTakeover) end(reason string) {
 		watched = watched || to.term != nil && o.term == to.term
 	}
 	s.takeovers.mu.Unlock()
+	to.control().handBackFrom(id)
 	if to.tab != nil {
-		to.tab.handBackFrom(id)
 		to.closeClean()
-	} else {
-		to.term.handBackFrom(id)
-		if !watched {
-			to.term.sess.Resize(terminalCols, terminalRows) // the node's own size, once nobody watches
-		}
+	} else if !watched {
+		to.term.sess.Resize(terminalCols, terminalRows) // the node's own size, once nobody watches
 	}
 	close(to.done)
 	s.noteLive(KindTakeoverStep, LiveStep{Step: "ended", TakeoverID: id, Kind: kind, Reason: reason, Inputs: int(to.inputs.Load())})
+}
+
+// control is the control of what the takeover shows: its tab's or its terminal's.
+func (to *liveTakeover) control() *liveControl {
+	if to.tab != nil {
+		return &to.tab.liveControl
+	}
+	return &to.term.liveControl
 }
 
 // touch notes the page is there.

@@ -222,73 +222,17 @@ type nodeTerm struct {
 	state judge.TermState
 
 	liveMu sync.Mutex // one change of the live card at a time (liveview.go)
-
-	cmu        sync.Mutex    // guards the following fields
-	live       string        // the open live card's message id
-	controller string        // the takeover in control
-	handBack   chan struct{} // while the owner controls: closed when they hand it back
-}
-
-func (t *nodeTerm) liveCard() string {
-	t.cmu.Lock()
-	defer t.cmu.Unlock()
-	return t.live
-}
-
-func (t *nodeTerm) setLiveCard(id string) {
-	t.cmu.Lock()
-	t.live = id
-	t.cmu.Unlock()
-}
-
-// takeControl gives the owner control through takeover id.
-func (t *nodeTerm) takeControl(id string) error {
-	t.cmu.Lock()
-	defer t.cmu.Unlock()
-	switch t.controller {
-	case id:
-		return nil
-	case "":
-		t.controller, t.handBack = id, make(chan struct{})
-		return nil
-	}
-	return problem.Conflict("Another view has control of this terminal; hand it back there first.")
-}
-
-// handBackFrom gives control back to the node, if takeover id has it.
-func (t *nodeTerm) handBackFrom(id string) {
-	t.cmu.Lock()
-	defer t.cmu.Unlock()
-	if t.controller == id {
-		close(t.handBack)
-		t.controller, t.handBack = "", nil
-	}
-}
-
-// controlled is a channel closed when the owner hands control back; nil when the node has it.
-func (t *nodeTerm) controlled() <-chan struct{} {
-	t.cmu.Lock()
-	defer t.cmu.Unlock()
-	return t.handBack
+	liveControl
 }
 
 // waitControl waits while the owner controls the terminal, and says whether it did.
 func (t *nodeTerm) waitControl(ctx context.Context) (bool, error) {
-	back := t.controlled()
-	if back == nil {
+	if t.controlled() == nil {
 		return false, nil
 	}
 	t.waiting.Add(1)
 	defer t.waiting.Add(-1)
-	for back != nil {
-		select {
-		case <-back:
-		case <-ctx.Done():
-			return true, errors.New("Your owner has taken control of this terminal; wait for them to hand it back.")
-		}
-		back = t.controlled() // another view may have taken it since
-	}
-	return true, nil
+	return t.waitBack(ctx, errors.New("Your owner has taken control of this terminal; wait for them to hand it back."))
 }
 
 // nodeFolder is the node's own folder, made on first use (spec 002 §8.13).
@@ -402,7 +346,8 @@ func (s *Service) terminalOpenAt(ctx context.Context, n Node, folder string, wri
 // keepTermLocked keeps sess as the node's terminal until it ends: closed after TerminalIdle
 // without a send, or TerminalMaxAge after it started. s.terms.mu is held.
 func (s *Service) keepTermLocked(nodeID, slug, title string, sess *terminal.Session, state judge.TermState) {
-	t := &nodeTerm{nodeID: nodeID, sess: sess, title: title, state: state}
+	t := &nodeTerm{nodeID: nodeID, sess: sess, title: title, state: state,
+		liveControl: liveControl{busy: "Another view has control of this terminal; hand it back there first."}}
 	t.idle = time.AfterFunc(TerminalIdle, func() { sess.Close() })
 	age := time.AfterFunc(max(0, TerminalMaxAge-time.Since(sess.Info().StartedAt)), func() { sess.Close() })
 	if s.terms.byID == nil {
