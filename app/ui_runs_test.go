@@ -44,7 +44,8 @@ func waitFor(t *testing.T, ctx context.Context, what, cond string) {
 // the run end done.
 func TestUIRunOnTaskPageWithNeedsMe(t *testing.T) {
 	needUI(t)
-	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: t.TempDir(), Addr: "127.0.0.1:0",
+	data := t.TempDir()
+	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: data, Addr: "127.0.0.1:0",
 		Log: slog.New(slog.DiscardHandler), Drivers: map[string]engines.Driver{"stand-in": scriptedAgent{}}})
 	if err != nil {
 		t.Fatal(err)
@@ -138,4 +139,38 @@ func TestUIRunOnTaskPageWithNeedsMe(t *testing.T) {
 		t.Fatal(err)
 	}
 	screenshot(t, ctx, "task-run-dark-1280.png", 1280)
+
+	// A screenshot the run's browser tools held (it showed a key) waits above the trace for the
+	// person's preview; Release makes it the run's evidence, and the trace says so.
+	light := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
+		return err
+	})
+	if err := chromedp.Do(ctx, light); err != nil {
+		t.Fatal(err)
+	}
+	jobID, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.run-card[data-job-id]').dataset.jobId`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := filepath.Join(data, "evidence", jobID, "held", "evd_00112233445566aa-screenshot-20261203-120000.png")
+	if err := os.MkdirAll(filepath.Dir(held), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(held, tinyPNG(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the held screenshot above the trace", `!!document.querySelector('[data-testid="run-held"] [data-file-id="evd_00112233445566aa"] img')`)
+	waitFor(t, ctx, "the held picture loads", `document.querySelector('[data-testid="run-held"] img').naturalWidth > 0`)
+	screenshot(t, ctx, "run-held-1280.png", 1280)
+	screenshot(t, ctx, "run-held-390.png", 390)
+	press(t, ctx, `[data-testid="run-held"] .held-release`)
+	waitFor(t, ctx, "the held box leaves once released", `!document.querySelector('[data-testid="run-held"]')`)
+	waitFor(t, ctx, "the release in the trace", `[...document.querySelectorAll('.trace-row[data-kind="run.evidence"]')].some(r => r.textContent.includes('Released by the person'))`)
+	if _, err := os.Stat(filepath.Join(data, "evidence", jobID, "evd_00112233445566aa-screenshot-20261203-120000.png")); err != nil {
+		t.Fatalf("the released screenshot is not the run's evidence: %v", err)
+	}
 }

@@ -41,7 +41,20 @@ type Driver interface {
 	NetworkErrors(w Work, tab string) ([]NetError, error)
 }
 
-var _ Driver = (*Broker)(nil)
+// Files is what a tab moves to and from the computer: a file into a file input, a download, a
+// fetch with the profile's sign-ins.
+type Files interface {
+	Upload(ctx context.Context, w Work, tab, ref string, paths []string) (Page, error)
+	// Download clicks ref and waits for the file it downloads into dir.
+	Download(ctx context.Context, w Work, tab, ref, dir string) (File, error)
+	// Fetch downloads url into dir with the sign-ins of w's profile (tab's, when given).
+	Fetch(ctx context.Context, w Work, tab, url, dir string) (File, error)
+}
+
+var (
+	_ Driver = (*Broker)(nil)
+	_ Files  = (*Broker)(nil)
+)
 
 // Work names who holds a tab: "node:<nodeId>:own" for a node's own browsing, "run:<jobId>" for a
 // run's. Only the work that opened a tab (or its popup's opener) may use it.

@@ -40,6 +40,8 @@ var bodylessRoutes = []string{
 	"POST /api/undo",
 	"POST /api/redo",
 	"POST /api/agent/jobs/{id}/stop",
+	"POST /api/agent/jobs/{id}/held/{evidence}/release",
+	"POST /api/agent/jobs/{id}/held/{evidence}/discard",
 	"POST /api/agent/jobs/{id}/pause",
 	"POST /api/agent/jobs/{id}/resume",
 	"POST /api/agent/profiles/{id}/star",

@@ -23,6 +23,10 @@ import (
 //	POST /api/agent/jobs/{id}/stop
 //	POST /api/agent/jobs/{id}/pause
 //	POST /api/agent/jobs/{id}/resume
+//	GET  /api/agent/jobs/{id}/held       what the run's browser tools held for the person's preview
+//	GET  /api/agent/jobs/{id}/held/{evidence}           the held file, for the person only
+//	POST /api/agent/jobs/{id}/held/{evidence}/release   → the run's evidence, same id
+//	POST /api/agent/jobs/{id}/held/{evidence}/discard   → deleted
 func (s *Server) mountJobs(mux *http.ServeMux, api func(string, http.HandlerFunc)) {
 	if s.opts.Jobs == nil {
 		return
@@ -38,6 +42,47 @@ func (s *Server) mountJobs(mux *http.ServeMux, api func(string, http.HandlerFunc
 	api("POST /api/agent/jobs/{id}/stop", s.jobAction((*jobs.Service).Stop))
 	api("POST /api/agent/jobs/{id}/pause", s.jobAction((*jobs.Service).Pause))
 	api("POST /api/agent/jobs/{id}/resume", s.jobAction((*jobs.Service).Resume))
+	api("GET /api/agent/jobs/{id}/held", s.listHeld)
+	api("GET /api/agent/jobs/{id}/held/{evidence}", s.heldFile)
+	api("POST /api/agent/jobs/{id}/held/{evidence}/release", s.releaseHeld)
+	api("POST /api/agent/jobs/{id}/held/{evidence}/discard", s.discardHeld)
+}
+
+func (s *Server) listHeld(w http.ResponseWriter, r *http.Request) {
+	held, err := s.opts.Jobs.HeldFiles(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"held": held})
+}
+
+// heldFile shows the person a file held from the run, as evidence is served.
+func (s *Server) heldFile(w http.ResponseWriter, r *http.Request) {
+	f, name, err := s.opts.Jobs.HeldFile(r.PathValue("id"), r.PathValue("evidence"))
+	if err != nil {
+		writeError(w, http.StatusNotFound, err.Error())
+		return
+	}
+	s.serveEvidence(w, r, name, f)
+}
+
+func (s *Server) releaseHeld(w http.ResponseWriter, r *http.Request) {
+	ev, err := s.opts.Jobs.ReleaseHeld(r.Context(), r.PathValue("id"), r.PathValue("evidence"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ev)
+}
+
+func (s *Server) discardHeld(w http.ResponseWriter, r *http.Request) {
+	err := s.opts.Jobs.DiscardHeld(r.Context(), r.PathValue("id"), r.PathValue("evidence"))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // assignBody is an assignment as the route takes it: the request, and a run profile (its id or

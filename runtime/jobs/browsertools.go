@@ -2,16 +2,11 @@ package jobs
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -28,7 +23,10 @@ import (
 // one that shows a saved secret or a key is not kept. The run's tabs close when it ends.
 
 // Browser is the Chromium broker as a run uses it; runtime/node.Browser is the whole of it.
-type Browser = browser.Driver
+type Browser interface {
+	browser.Driver
+	browser.Files
+}
 
 func (r *run) tabWork() browser.Work { return browser.Work("run:" + r.job.ID) }
 
@@ -168,7 +166,7 @@ func (r *run) addBrowserTools(srv *mcp.Server) {
 		if err != nil {
 			return toolRefusal(runBrowserError(err)), nil, nil
 		}
-		return r.keepShot(shot)
+		return r.shotAnswer(r.keepShot(shot))
 	})
 	addWeb(srv, "browser_extract", "A tab's page as Markdown, with its tables and products.", func(ctx context.Context, in BrowserTabInput) (*mcp.CallToolResult, any, error) {
 		x, err := b.Extract(ctx, w, in.Tab)
@@ -215,12 +213,13 @@ func (r *run) addBrowserTools(srv *mcp.Server) {
 			if err != nil {
 				return toolRefusal(runBrowserError(err)), nil, nil
 			}
-			return r.keepShot(shot)
+			return r.shotAnswer(r.keepShot(shot))
 		})
 	addWeb(srv, "capture_status", "What this computer can browse and capture with.", func(ctx context.Context, _ struct{}) (*mcp.CallToolResult, any, error) {
 		raw, _ := json.Marshal(b.Status(ctx))
 		return toolText(string(raw)), nil, nil
 	})
+	r.addBrowserFileTools(srv, b)
 }
 
 // webAnnotations mark the browser tools as reaching the web.
@@ -270,36 +269,6 @@ func (r *run) hide(s string) string {
 		s = r.s.opts.Hide(s)
 	}
 	return s
-}
-
-// keyShaped finds what looks like a key or token on screen.
-var keyShaped = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----|\bAKIA[0-9A-Z]{16}\b|\bsk-[A-Za-z0-9_-]{20,}|\bghp_[A-Za-z0-9]{30,}|\bxox[bp]-[A-Za-z0-9-]{10,}|(?i:key|token|secret)["']?\s*[:=]\s*["']?(?:[A-Za-z0-9+/_-]{32,}={0,2}|[0-9a-fA-F]{32,})`)
-
-// keepShot keeps a screenshot as the run's evidence, unless it shows a saved secret or a key:
-// then it is kept nowhere and the agent hears why.
-func (r *run) keepShot(shot browser.Shot) (*mcp.CallToolResult, any, error) {
-	if len(shot.Image) == 0 {
-		return toolRefusal(errors.New("the browser gave back no picture")), nil, nil
-	}
-	if r.hide(shot.Text) != shot.Text || keyShaped.MatchString(shot.Text) {
-		return toolText("The screenshot is held for the person's preview: it shows a saved secret or something shaped like a key, so it is not kept as this run's evidence and you do not see it."), nil, nil
-	}
-	var b [8]byte
-	rand.Read(b[:])
-	ext := ".png"
-	if shot.Mime == "image/jpeg" {
-		ext = ".jpg"
-	}
-	ev := Evidence{ID: "evd_" + hex.EncodeToString(b[:]), Kind: "screenshot", Name: "screenshot-" + time.Now().UTC().Format("20060102-150405") + ext, Size: int64(len(shot.Image)),
-		Caption: Redact(trim(shot.Title, previewInput))}
-	if err := os.MkdirAll(r.evidenceDir(), 0o700); err != nil {
-		return toolRefusal(err), nil, nil
-	}
-	if err := os.WriteFile(filepath.Join(r.evidenceDir(), ev.ID+"-"+ev.Name), shot.Image, 0o600); err != nil {
-		return toolRefusal(fmt.Errorf("keep the screenshot: %w", err)), nil, nil
-	}
-	r.rec.add(KindEvidence, Trace{Text: ev.Caption, Input: ev.Name, Reason: ev.ID + " (" + ev.Kind + ")"}, nil)
-	return toolText(fmt.Sprintf("Kept the screenshot (%d×%d) as evidence %s; name it in report_result's checks.", shot.Width, shot.Height, ev.ID)), ev, nil
 }
 
 func runBrowserError(err error) error {

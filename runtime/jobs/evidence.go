@@ -60,30 +60,11 @@ func (r *run) attach(ctx context.Context, in AttachInput) (Evidence, error) {
 	if !oneOf(in.Kind, evidenceKinds) {
 		return Evidence{}, fmt.Errorf("kind %q is not one of %s", in.Kind, strings.Join(evidenceKinds, ", "))
 	}
-	path := in.Path
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(r.job.WorkDir, path)
+	path, fi, err := r.readable(in.Path)
+	if err != nil {
+		return Evidence{}, err
 	}
-	path = filepath.Clean(path)
-	if !within(r.job.WorkDir, path) {
-		r.mu.Lock()
-		kept := cloneKept(r.kept)
-		r.mu.Unlock()
-		v := judge.Decide(judge.Call{Tool: judge.ToolRead, Paths: []string{path}, Cwd: r.job.WorkDir},
-			JudgeSettings(r.job.Settings, r.job.FolderKind, r.job.WorkDir, r.places, kept))
-		if v.Decision != judge.Allow {
-			return Evidence{}, fmt.Errorf("%s is outside the run's folder and this run may not read it there: %s", in.Path, v.Reason)
-		}
-	}
-	fi, err := os.Lstat(path)
-	switch {
-	case err != nil:
-		return Evidence{}, fmt.Errorf("there is no file %s", in.Path)
-	case fi.Mode()&os.ModeSymlink != 0:
-		return Evidence{}, fmt.Errorf("%s is a link; attach the file itself", in.Path)
-	case !fi.Mode().IsRegular():
-		return Evidence{}, fmt.Errorf("%s is not a regular file", in.Path)
-	case fi.Size() > maxEvidence:
+	if fi.Size() > maxEvidence {
 		return Evidence{}, fmt.Errorf("%s is %d MB; evidence is at most %d MB", in.Path, fi.Size()>>20, maxEvidence>>20)
 	}
 	src, err := os.Open(path)
@@ -114,6 +95,36 @@ func (r *run) attach(ctx context.Context, in AttachInput) (Evidence, error) {
 	}
 	r.rec.add(KindEvidence, Trace{Text: ev.Caption, Input: ev.Name, Reason: ev.ID + " (" + ev.Kind + ")"}, nil)
 	return ev, nil
+}
+
+// readable is a file the run may read, resolved against its folder: a file outside it only
+// where the run's rules let it read, a regular file, not a link.
+func (r *run) readable(p string) (string, os.FileInfo, error) {
+	path := p
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(r.job.WorkDir, path)
+	}
+	path = filepath.Clean(path)
+	if !within(r.job.WorkDir, path) {
+		r.mu.Lock()
+		kept := cloneKept(r.kept)
+		r.mu.Unlock()
+		v := judge.Decide(judge.Call{Tool: judge.ToolRead, Paths: []string{path}, Cwd: r.job.WorkDir},
+			JudgeSettings(r.job.Settings, r.job.FolderKind, r.job.WorkDir, r.places, kept))
+		if v.Decision != judge.Allow {
+			return "", nil, fmt.Errorf("%s is outside the run's folder and this run may not read it there: %s", p, v.Reason)
+		}
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return "", nil, fmt.Errorf("there is no file %s", p)
+	case fi.Mode()&os.ModeSymlink != 0:
+		return "", nil, fmt.Errorf("%s is a link; name the file itself", p)
+	case !fi.Mode().IsRegular():
+		return "", nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	return path, fi, nil
 }
 
 // within reports whether path is dir or inside it, after following links in both.

@@ -12,11 +12,7 @@ import (
 // sensitive.
 type Browser interface {
 	browser.Driver
-	Upload(ctx context.Context, w browser.Work, tab, ref string, paths []string) (browser.Page, error)
-	// Download clicks ref and waits for the file it downloads into dir.
-	Download(ctx context.Context, w browser.Work, tab, ref, dir string) (browser.File, error)
-	// Fetch downloads url into dir with the sign-ins of w's profile (tab's, when given).
-	Fetch(ctx context.Context, w browser.Work, tab, url, dir string) (browser.File, error)
+	browser.Files
 
 	// Hold makes a tab sensitive for its owner's sign-in or human check (purpose): nothing reads,
 	// captures or drives it, no lease closes it (HoldLimit at most), and when it or Chromium

@@ -5,10 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
-	_ "image/jpeg" // screenshots may be JPEG
-	_ "image/png"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,11 +38,7 @@ type captureCheckIn struct {
 }
 
 // CaptureCheck is one check of capture_check, for a step's report.
-type CaptureCheck struct {
-	Name   string `json:"name"`
-	Passed bool   `json:"passed"`
-	Note   string `json:"note"`
-}
+type CaptureCheck = browser.Check
 
 func captureToolDefs(def func(name, desc string) tools.Tool) []tools.Tool {
 	return []tools.Tool{
@@ -60,15 +52,7 @@ func captureToolDefs(def func(name, desc string) tools.Tool) []tools.Tool {
 				if err != nil {
 					return tools.Result{}, err
 				}
-				var lines []string
-				for _, ch := range checks {
-					mark := "passed"
-					if !ch.Passed {
-						mark = "FAILED"
-					}
-					lines = append(lines, fmt.Sprintf("%s %s: %s", ch.Name, mark, ch.Note))
-				}
-				return tools.Result{Summary: strings.Join(lines, "\n"), Data: checks}, nil
+				return tools.Result{Summary: browser.CheckLines(checks), Data: checks}, nil
 			})),
 		tools.Define(def(ToolCaptureStatus, "What this computer can browse and capture with, and what to install when it cannot."),
 			browserRun(ToolCaptureStatus, nil, func(ctx context.Context, c *turnCtx, _ struct{}) (tools.Result, error) {
@@ -105,8 +89,8 @@ func (s *Service) captureScreenshot(ctx context.Context, c *turnCtx, in captureS
 	return tools.Result{Summary: fmt.Sprintf("Captured %s at %d×%d. %s", siteOf(shot.URL), shot.Width, shot.Height, k.summary()), Data: k}, nil
 }
 
-// captureCheck checks a kept capture: its picture is not blank (the spread of its pixels'
-// brightness), and the text kept beside it has what was expected.
+// captureCheck checks a kept capture: its picture is not blank, and the text kept beside it has
+// what was expected.
 func (s *Service) captureCheck(n Node, in captureCheckIn) ([]CaptureCheck, error) {
 	if s.cfg.Computer == nil {
 		return nil, errNoComputer
@@ -116,47 +100,8 @@ func (s *Service) captureCheck(n Node, in captureCheckIn) ([]CaptureCheck, error
 		return nil, fmt.Errorf("There is no capture %s: name one a capture tool answered.", in.Evidence)
 	}
 	defer f.Close()
-	img, _, err := image.Decode(f)
-	if err != nil {
-		return []CaptureCheck{{Name: "Not blank", Note: "the file is not a picture this can read"}}, nil
-	}
-	dev := brightnessSpread(img)
-	checks := []CaptureCheck{{Name: "Not blank", Passed: dev >= blankSpread, Note: fmt.Sprintf("brightness spread %.1f (blank under %.0f)", dev, blankSpread)}}
-	if want := strings.TrimSpace(in.ExpectText); want != "" {
-		text, err := s.shotText(n, in.Evidence)
-		switch {
-		case err != nil:
-			checks = append(checks, CaptureCheck{Name: "Expected text", Note: "no page text is kept for this capture"})
-		case strings.Contains(strings.ToLower(text), strings.ToLower(want)):
-			checks = append(checks, CaptureCheck{Name: "Expected text", Passed: true, Note: fmt.Sprintf("the page showed %q", want)})
-		default:
-			checks = append(checks, CaptureCheck{Name: "Expected text", Note: fmt.Sprintf("the page did not show %q", want)})
-		}
-	}
-	return checks, nil
-}
-
-// blankSpread is the brightness spread under which a picture counts as blank.
-const blankSpread = 2.0
-
-// brightnessSpread is the standard deviation of a picture's brightness (0–255), over at most
-// about 40,000 of its pixels.
-func brightnessSpread(img image.Image) float64 {
-	b := img.Bounds()
-	step := max(1, int(math.Sqrt(float64(b.Dx()*b.Dy())/40000)))
-	var n, sum, sq float64
-	for y := b.Min.Y; y < b.Max.Y; y += step {
-		for x := b.Min.X; x < b.Max.X; x += step {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			v := (0.299*float64(r) + 0.587*float64(g) + 0.114*float64(bl)) / 257
-			n, sum, sq = n+1, sum+v, sq+v*v
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	mean := sum / n
-	return math.Sqrt(math.Max(0, sq/n-mean*mean))
+	text, err := s.shotText(n, in.Evidence)
+	return browser.CheckCapture(f, text, err == nil, in.ExpectText), nil
 }
 
 // shotTextPath is where the page text of a capture shown is kept, beside the node's screenshots:

@@ -91,6 +91,13 @@ export async function request<T>(method: string, path: string, body?: unknown, o
 
 const enc = encodeURIComponent;
 
+/** A file a run's browser tools held for the person's preview. */
+export interface HeldFile {
+  id: string;
+  name: string;
+  size: number;
+}
+
 export const api = {
   /** The tasks, and seq: the newest event the list reflects. */
   tasks: (first = false) =>
@@ -118,6 +125,10 @@ export const api = {
     })),
   assign: (body: AssignBody) => request<Job>('POST', '/api/agent/assign', body),
   jobAction: (id: string, action: 'stop' | 'pause' | 'resume') => request<Job>('POST', `/api/agent/jobs/${enc(id)}/${action}`),
+  /** What a run's browser tools held for the person's preview (a saved secret or a key on it). */
+  heldFiles: (id: string) => request<{ held: HeldFile[] }>('GET', `/api/agent/jobs/${enc(id)}/held`).then((r) => r.held ?? []),
+  heldAction: (id: string, file: string, action: 'release' | 'discard') =>
+    request<unknown>('POST', `/api/agent/jobs/${enc(id)}/held/${enc(file)}/${action}`),
   needs: () =>
     request<{ needs: Decision[]; seq?: number }>('GET', '/api/needs').then((r) => ({ needs: r.needs ?? [], seq: r.seq ?? 0 })),
   answer: (id: string, a: { option: number } | { text: string }) => request<Decision>('POST', `/api/needs/${enc(id)}/answer`, a),
