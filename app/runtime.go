@@ -147,15 +147,20 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	secretHTTP := func(ctx context.Context, req secrets.HTTPRequest, by string) (secrets.HTTPAnswer, error) {
 		return sec.HTTP(ctx, req, by, nil)
 	}
-	// The browser is made before the services that use it; its sign-ins reach the node service
-	// once that exists (a sign-in seen done before then has no card to settle yet).
+	// The browser is made before the services that use it; its sign-ins reach the runs' and the
+	// node service once they exist (a sign-in seen done before then has no one waiting for it).
 	var signIns atomic.Pointer[node.Service]
+	var runSignIns atomic.Pointer[jobs.Service]
 	// The relay's name is read when asked: its settings load below.
 	refuse := func(u string) string { return refuseEnsemble(ln.Addr().String(), relayName(cfg.Relay))(u) }
 	brw := cfg.Browser
 	var broker *browser.Broker
 	if brw == nil {
 		broker = newBroker(cfg.DataDir, refuse, func(work browser.Work, tab string, ok bool, how string) {
+			// Each takes only its own works' tabs: runs "run:…", nodes the rest.
+			if js := runSignIns.Load(); js != nil {
+				js.OnSignIn(work, tab, ok, how)
+			}
 			if n := signIns.Load(); n != nil {
 				n.OnSignIn(work, tab, ok, how)
 			}
@@ -165,6 +170,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	js := jobs.New(jobs.Options{Browser: brw, RefuseURL: refuse, Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
 		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready, Models: agents.Models,
 		Hide: sec.Redactor().Hide, Context: work.Runs(), SecretHTTP: secretHTTP, Secrets: sec, GitHelper: runGitHelper(url)})
+	runSignIns.Store(js)
 	if err := js.Start(ctx); err != nil {
 		ln.Close()
 		st.Close()

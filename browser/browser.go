@@ -51,7 +51,26 @@ type Files interface {
 	Fetch(ctx context.Context, w Work, tab, url, dir string) (File, error)
 }
 
+// Holds is how a tab waits for its owner's sign-in or human check (spec 002 §8.16.1).
+type Holds interface {
+	// Hold makes a tab sensitive for its owner's sign-in or human check (purpose): nothing reads,
+	// captures or drives it, no lease closes it (HoldLimit at most), and when it or Chromium
+	// closes it opens again under its id. The broker watches it every two seconds (and the clean
+	// browser, when open) and calls Config.OnSignIn once it is seen done.
+	Hold(ctx context.Context, w Work, tab, purpose string, check SignedInCheck) error
+	// Release gives a held tab back to its work; clear leaves it at about:blank (Not now).
+	Release(ctx context.Context, w Work, tab string, clear bool) error
+	// CheckSignIn checks a held tab now (I'm done, "done" in the chat).
+	CheckSignIn(ctx context.Context, w Work, tab string) (bool, error)
+	// OpenClean opens the clean, real-input browser at a held tab's page: a window on this
+	// computer's screen, or headless for a takeover. While it is open, Screencast and Input on
+	// the tab reach the clean browser's page; seen done, its session moves into the tab.
+	OpenClean(ctx context.Context, w Work, tab string) (visible bool, err error)
+	CloseClean(ctx context.Context, w Work, tab string) error
+}
+
 var (
+	_ Holds  = (*Broker)(nil)
 	_ Driver = (*Broker)(nil)
 	_ Files  = (*Broker)(nil)
 )

@@ -68,10 +68,7 @@ func (r *run) addBrowserFileTools(srv *mcp.Server, b Browser) {
 				return toolRefusal(err), nil, nil
 			}
 			p, err := b.Upload(ctx, w, in.Tab, in.Ref, []string{path})
-			if err != nil {
-				return toolRefusal(runBrowserError(err)), nil, nil
-			}
-			return toolText(pageLine(p)), p, nil
+			return r.pageAnswer(ctx, b, p, err)
 		})
 	addWeb(srv, "capture_check", "Check a screenshot this run kept before naming it in report_result: the picture is not blank, and the page showed the expected text.",
 		func(ctx context.Context, in CaptureCheckInput) (*mcp.CallToolResult, any, error) {
@@ -98,6 +95,9 @@ func (r *run) view(ctx context.Context, b Browser, in BrowserViewInput) (*mcp.Ca
 		p, err := b.Open(ctx, browser.OpenOptions{Work: w, Owner: "owner", URL: in.URL, Network: r.network()})
 		if err != nil {
 			return toolRefusal(runBrowserError(err)), nil, nil
+		}
+		if p.SignIn != nil && !p.SignIn.HintOnly {
+			return r.pageAnswer(ctx, b, p, nil)
 		}
 		tab = p.Tab
 	}

@@ -18,7 +18,8 @@ import (
 )
 
 // realBroker is the Chromium broker over Debian's chromium: skipped without one, except on CI.
-func realBroker(t *testing.T) *browser.Broker {
+// onSignIn, when set, hears the broker's sign-ins seen done.
+func realBroker(t *testing.T, onSignIn ...func(browser.Work, string, bool, string)) *browser.Broker {
 	t.Helper()
 	if _, err := exec.LookPath("chromium"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -26,7 +27,11 @@ func realBroker(t *testing.T) *browser.Broker {
 		}
 		t.Skip("no Chromium on this computer: install it to run the run's browser tests")
 	}
-	b := browser.New(browser.Config{DataDir: t.TempDir(), Headless: true})
+	cfg := browser.Config{DataDir: t.TempDir(), Headless: true}
+	if len(onSignIn) > 0 {
+		cfg.OnSignIn = onSignIn[0]
+	}
+	b := browser.New(cfg)
 	t.Cleanup(func() { b.Close() })
 	return b
 }

@@ -26,6 +26,7 @@ import (
 type Browser interface {
 	browser.Driver
 	browser.Files
+	browser.Holds
 }
 
 func (r *run) tabWork() browser.Work { return browser.Work("run:" + r.job.ID) }
@@ -108,11 +109,9 @@ func (r *run) addBrowserTools(srv *mcp.Server) {
 		return
 	}
 	w := r.tabWork()
-	page := func(p browser.Page, err error) (*mcp.CallToolResult, any, error) {
-		if err != nil {
-			return toolRefusal(runBrowserError(err)), nil, nil
-		}
-		return toolText(pageLine(p)), p, nil
+	// page answers for the page an action left, as pageAnswer does, in the call's context.
+	page := func(ctx context.Context) func(browser.Page, error) (*mcp.CallToolResult, any, error) {
+		return func(p browser.Page, err error) (*mcp.CallToolResult, any, error) { return r.pageAnswer(ctx, b, p, err) }
 	}
 	addWeb(srv, "browser_open", "Open a web page in a tab of this run's own (the person's browser profile, or a private tab). A run with the internet off opens only this computer's own addresses.",
 		func(ctx context.Context, in BrowserOpenInput) (*mcp.CallToolResult, any, error) {
@@ -120,9 +119,9 @@ func (r *run) addBrowserTools(srv *mcp.Server) {
 				return toolRefusal(err), nil, nil
 			}
 			if in.Tab != "" {
-				return page(b.Navigate(ctx, w, in.Tab, in.URL))
+				return page(ctx)(b.Navigate(ctx, w, in.Tab, in.URL))
 			}
-			return page(b.Open(ctx, browser.OpenOptions{Work: w, Owner: "owner", Private: in.Private, URL: in.URL, Network: r.network(), Width: in.Width, Height: in.Height}))
+			return page(ctx)(b.Open(ctx, browser.OpenOptions{Work: w, Owner: "owner", Private: in.Private, URL: in.URL, Network: r.network(), Width: in.Width, Height: in.Height}))
 		})
 	addWeb(srv, "browser_tabs", "List this run's open tabs.", func(ctx context.Context, _ struct{}) (*mcp.CallToolResult, any, error) {
 		tabs := b.Tabs(w)
@@ -140,6 +139,9 @@ func (r *run) addBrowserTools(srv *mcp.Server) {
 		if err != nil {
 			return toolRefusal(runBrowserError(err)), nil, nil
 		}
+		if sn.SignIn != nil && !sn.SignIn.HintOnly {
+			return r.pageAnswer(ctx, b, sn.Page, nil)
+		}
 		r.snaps.Keep(in.Tab, sn.Text)
 		return toolText(pageLine(sn.Page) + "\n" + fencePage(r.hide(sn.Text))), nil, nil
 	})
@@ -147,19 +149,19 @@ func (r *run) addBrowserTools(srv *mcp.Server) {
 		if err := r.judgeClick(ctx, b, in.Tab, in.Ref); err != nil {
 			return toolRefusal(err), nil, nil
 		}
-		return page(b.Click(ctx, w, in.Tab, in.Ref))
+		return page(ctx)(b.Click(ctx, w, in.Tab, in.Ref))
 	})
-	addWeb(srv, "browser_type", "Type text into a field (submit presses Enter). Never a password or a saved secret: ask the person with ask_person to sign in.", func(ctx context.Context, in BrowserTypeInput) (*mcp.CallToolResult, any, error) {
+	addWeb(srv, "browser_type", "Type text into a field (submit presses Enter). Never a password or a saved secret: hand a sign-in to the person with browser_login_needed.", func(ctx context.Context, in BrowserTypeInput) (*mcp.CallToolResult, any, error) {
 		if r.hide(in.Text) != in.Text {
-			return toolRefusal(errors.New("that text holds one of the person's saved secrets, which a run never types; ask the person to sign in with ask_person")), nil, nil
+			return toolRefusal(errors.New("that text holds one of the person's saved secrets, which a run never types; hand the sign-in to the person with browser_login_needed")), nil, nil
 		}
-		return page(b.Type(ctx, w, in.Tab, in.Ref, in.Text, in.Submit))
+		return page(ctx)(b.Type(ctx, w, in.Tab, in.Ref, in.Text, in.Submit))
 	})
 	addWeb(srv, "browser_press", "Press a key in a tab.", func(ctx context.Context, in BrowserPressInput) (*mcp.CallToolResult, any, error) {
-		return page(b.Press(ctx, w, in.Tab, in.Key))
+		return page(ctx)(b.Press(ctx, w, in.Tab, in.Key))
 	})
 	addWeb(srv, "browser_wait", "Wait for text, an element, the address or the page's load in a tab.", func(ctx context.Context, in BrowserWaitInput) (*mcp.CallToolResult, any, error) {
-		return page(b.Wait(ctx, w, in.Tab, browser.WaitOptions{Text: in.Text, Gone: in.Gone, Ref: in.Ref, URL: in.URL, Load: in.Load, Timeout: time.Duration(in.TimeoutMs) * time.Millisecond}))
+		return page(ctx)(b.Wait(ctx, w, in.Tab, browser.WaitOptions{Text: in.Text, Gone: in.Gone, Ref: in.Ref, URL: in.URL, Load: in.Load, Timeout: time.Duration(in.TimeoutMs) * time.Millisecond}))
 	})
 	addWeb(srv, "browser_screenshot", "A screenshot of a tab (password fields blanked), kept as this run's evidence: the answer names its id for report_result's checks.", func(ctx context.Context, in BrowserShotInput) (*mcp.CallToolResult, any, error) {
 		shot, err := b.Screenshot(ctx, w, in.Tab, browser.ShotOptions{Width: in.Width, Height: in.Height, FullPage: in.FullPage, Ref: in.Ref})
@@ -220,6 +222,7 @@ func (r *run) addBrowserTools(srv *mcp.Server) {
 		return toolText(string(raw)), nil, nil
 	})
 	r.addBrowserFileTools(srv, b)
+	r.addLoginTool(srv, b)
 }
 
 // webAnnotations mark the browser tools as reaching the web.
@@ -298,8 +301,8 @@ func pageLine(p browser.Page) string {
 	for _, pop := range p.Popups {
 		s += fmt.Sprintf(" It opened a new window %s: use tab %s.", pop.ID, pop.ID)
 	}
-	if p.SignIn != nil {
-		s += fmt.Sprintf(" The page asks for a sign-in (%s): a run never signs in with the person's password; ask them with ask_person.", p.SignIn.Why)
+	if p.SignIn != nil && p.SignIn.HintOnly {
+		s += fmt.Sprintf(" The page asks for a sign-in (%s); on this computer's own address or a private tab that is the run's to do, never with the person's password or a saved secret.", p.SignIn.Why)
 	}
 	return s
 }

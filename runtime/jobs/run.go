@@ -60,7 +60,8 @@ type run struct {
 	git         []secrets.Secret // the secrets git signs in with (runsecrets.go)
 	acts        map[string]bool  // consequential clicks allowed for this run, by "<site> <word>"
 
-	snaps browser.RefNames // the last snapshot of each tab, for its references' names (browseract.go)
+	snaps   browser.RefNames           // the last snapshot of each tab, for its references' names (browseract.go)
+	signIns map[string]chan signInDone // held tabs waiting for the person's sign-in, by tab (browserlogin.go)
 
 	done chan struct{} // closed once the run's end is recorded
 }

@@ -13,21 +13,7 @@ import (
 type Browser interface {
 	browser.Driver
 	browser.Files
-
-	// Hold makes a tab sensitive for its owner's sign-in or human check (purpose): nothing reads,
-	// captures or drives it, no lease closes it (HoldLimit at most), and when it or Chromium
-	// closes it opens again under its id. The broker watches it every two seconds (and the clean
-	// browser, when open) and calls Config.OnSignIn once it is seen done.
-	Hold(ctx context.Context, w browser.Work, tab, purpose string, check browser.SignedInCheck) error
-	// Release gives a held tab back to its work; clear leaves it at about:blank (Not now).
-	Release(ctx context.Context, w browser.Work, tab string, clear bool) error
-	// CheckSignIn checks a held tab now (I'm done, "done" in the chat).
-	CheckSignIn(ctx context.Context, w browser.Work, tab string) (bool, error)
-	// OpenClean opens the clean, real-input browser at a held tab's page: a window on this
-	// computer's screen, or headless for a takeover. While it is open, Screencast and Input on
-	// the tab reach the clean browser's page; seen done, its session moves into the tab.
-	OpenClean(ctx context.Context, w browser.Work, tab string) (visible bool, err error)
-	CloseClean(ctx context.Context, w browser.Work, tab string) error
+	browser.Holds
 
 	// Screencast sends the tab's frames to each until stop or ctx ends. The caller (a live view
 	// or a takeover) is the only reader of a sensitive tab's frames, and they go out end to end.
