@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ensemblework/ensemble/engines"
 )
@@ -82,5 +84,52 @@ func TestModels(t *testing.T) {
 		if got := s.Models(context.Background(), tc.name); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("Models(%s) = %+v, want %+v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// gated is a detector that counts its probes and waits for its gate, as a slow CLI would.
+type gated struct {
+	standIn
+	probes *atomic.Int32
+	gate   chan struct{}
+}
+
+func (g gated) Detect(context.Context, string) engines.Detection {
+	g.probes.Add(1)
+	<-g.gate
+	return *g.det
+}
+
+// Ready asks only its own agent, and a probe already going for it (the start-up detection) is
+// waited for, not started again; the other agents' slow probes do not hold it up.
+func TestReadyProbesOnlyItsAgent(t *testing.T) {
+	var a, b atomic.Int32
+	gateA, gateB := make(chan struct{}), make(chan struct{})
+	ok := &engines.Detection{Installed: true, SignedIn: engines.SignedIn}
+	s := New(map[string]engines.Driver{
+		"a": gated{standIn{"a", ok}, &a, gateA},
+		"b": gated{standIn{"b", ok}, &b, gateB},
+	}, t.TempDir())
+	ctx := context.Background()
+	refreshed := make(chan struct{})
+	go func() { s.Refresh(ctx); close(refreshed) }()
+	for a.Load() == 0 || b.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	ready := make(chan error, 1)
+	go func() { ready <- s.Ready(ctx, "a") }()
+	close(gateA)
+	select {
+	case err := <-ready:
+		if err != nil {
+			t.Fatalf("Ready(a) = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Ready(a) waited for b's probe")
+	}
+	close(gateB)
+	<-refreshed
+	if a.Load() != 1 || b.Load() != 1 {
+		t.Fatalf("probes: a %d, b %d; want one each", a.Load(), b.Load())
 	}
 }
