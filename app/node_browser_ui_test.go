@@ -46,8 +46,10 @@ func TestNodeUIBrowserCards(t *testing.T) {
 	card("msg_login", "@ada needs you to sign in to portal.azure.com.",
 		`{"type":"login","status":"pending",`+lane+`,"purpose":"sign_in","origin":"https://portal.azure.com","site":"portal.azure.com","tab":"t3","work":"node:`+n.ID+`:own","loginId":"lgn_1","display":false,"takeover":true,"expiresAt":"`+expires+`","reason":"To read this month's bill."}`)
 	os.MkdirAll(filepath.Join(rt.cfg.DataDir, "node-files"), 0o700)
-	if err := os.WriteFile(filepath.Join(rt.cfg.DataDir, "node-files", "nf_held1"), tinyPNG(t), 0o600); err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"nf_held1", "nf_held2", "nf_held3"} {
+		if err := os.WriteFile(filepath.Join(rt.cfg.DataDir, "node-files", id), tinyPNG(t), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	card("msg_preview", "@ada held a screenshot for you to see first.",
 		`{"type":"media_preview","status":"pending",`+lane+`,"evidence":[{"id":"nf_held1","name":"screenshot-1.png","size":2048,"sha256":"x","type":"image/png"}],"reasons":["it shows one of your owner's saved secrets"],"operation":"node:`+n.ID+`:own"}`)
@@ -71,6 +73,26 @@ func TestNodeUIBrowserCards(t *testing.T) {
 	waitFor(t, ctx, "the preview card, released", `!!document.querySelector('[data-message-id="msg_preview"] .node-card[data-status="released"]')`)
 	waitFor(t, ctx, "the released picture in the chat", `[...document.querySelectorAll('.node-file[data-file-id="nf_held1"] img')].some((i) => i.naturalWidth > 0)`)
 	screenshot(t, ctx, "node-browser-cards-answered-390.png", 390)
+
+	// Two held files on one card, answered one at a time: the first released shows at once and the
+	// card waits; the last answer settles it.
+	card("msg_preview2", "@ada held 2 screenshots for you to see first.",
+		`{"type":"media_preview","status":"pending",`+lane+`,"evidence":[{"id":"nf_held2","name":"screenshot-2.png","size":2048,"sha256":"x","type":"image/png"},{"id":"nf_held3","name":"screenshot-3.png","size":2048,"sha256":"x","type":"image/png"}],"reasons":["it shows something shaped like a key or token"],"operation":"node:`+n.ID+`:own"}`)
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the page, live again", `document.querySelector('#live')?.dataset.state === 'live'`)
+	waitFor(t, ctx, "each held file's own buttons", `document.querySelectorAll('[data-message-id="msg_preview2"] .file-release').length === 2 && document.querySelector('[data-message-id="msg_preview2"] .card-release')?.textContent === 'Release all'`)
+	press(t, ctx, `[data-message-id="msg_preview2"] [data-file-id="nf_held2"] .file-release`)
+	waitFor(t, ctx, "the first file released, the card still waiting", `!!document.querySelector('[data-message-id="msg_preview2"] [data-file-id="nf_held2"] .file-answer') && !!document.querySelector('[data-message-id="msg_preview2"] .node-card[data-status="pending"]')`)
+	waitFor(t, ctx, "the first file in the chat", `[...document.querySelectorAll('.node-file[data-file-id="nf_held2"] img')].some((i) => i.naturalWidth > 0)`)
+	screenshot(t, ctx, "node-held-one-at-a-time-1280.png", 1280)
+	screenshot(t, ctx, "node-held-one-at-a-time-390.png", 390)
+	press(t, ctx, `[data-message-id="msg_preview2"] [data-file-id="nf_held3"] .file-discard`)
+	waitFor(t, ctx, "the card settled with its last file", `!!document.querySelector('[data-message-id="msg_preview2"] .node-card[data-status="released"]') && !document.querySelector('[data-message-id="msg_preview2"] [data-file-id="nf_held3"]')`)
+	if _, err := os.Stat(filepath.Join(rt.cfg.DataDir, "node-files", "nf_held3")); !os.IsNotExist(err) {
+		t.Fatalf("the discarded file is still kept: %v", err)
+	}
 
 	// The sites whose screenshots wait for the owner are in a node's settings.
 	press(t, ctx, `.node-settings-open`)

@@ -41,6 +41,8 @@ var bodylessRoutes = []string{
 	"POST /api/redo",
 	"POST /api/agent/jobs/{id}/stop",
 	"POST /api/agent/jobs/{id}/held/{evidence}/release",
+	"POST /api/node/evidence/{fileId}/release",
+	"POST /api/node/evidence/{fileId}/discard",
 	"POST /api/agent/jobs/{id}/held/{evidence}/discard",
 	"POST /api/agent/jobs/{id}/pause",
 	"POST /api/agent/jobs/{id}/resume",

@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+
+	"github.com/ensemblework/ensemble/runtime/node"
 )
 
 // The login card's own routes (spec 002 §8.16.1) and the sites whose captures the owner sees
@@ -13,12 +15,25 @@ import (
 //	PUT  /api/node/preview-sites         {sites}: replaces them
 //
 // A held capture opens at GET /api/node/messages/{id}/files/{fileId} from its media_preview card
-// and is released or discarded at POST /api/node/approvals/{messageId} {decision: approve|discard}.
+// and is released or discarded at POST /api/node/approvals/{messageId} {decision: approve|discard},
+// all of the card's files at once, or one at a time:
+//
+//	POST /api/node/evidence/{fileId}/release   shown in the chat at once; the card settles with its last file
+//	POST /api/node/evidence/{fileId}/discard   deleted
 func (s *Server) mountNodeLogins(api func(string, http.HandlerFunc)) {
 	api("GET /api/node/logins/{messageId}", s.getLogin)
 	api("POST /api/node/logins/{messageId}", s.answerLogin)
 	api("GET /api/node/preview-sites", s.previewSites)
 	api("PUT /api/node/preview-sites", s.setPreviewSites)
+	api("POST /api/node/evidence/{fileId}/release", s.answerHeldFile(node.Approve))
+	api("POST /api/node/evidence/{fileId}/discard", s.answerHeldFile(node.Discard))
+}
+
+func (s *Server) answerHeldFile(decision string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		m, err := s.opts.Nodes.AnswerHeldFile(r.Context(), r.PathValue("fileId"), decision, s.cardAnswerer(r))
+		s.answer(w, r, http.StatusOK, m, err)
+	}
 }
 
 func (s *Server) getLogin(w http.ResponseWriter, r *http.Request) {

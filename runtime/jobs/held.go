@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -21,15 +20,13 @@ import (
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/problem"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 )
 
 // What a run's browser tools capture or download is its evidence at once (spec 003), unless it
 // shows one of the person's saved secrets or something shaped like a key: then it is held on
 // this computer, in the run's held/ folder, which nothing serves, for the person's preview
 // (spec 002 §8.16). The agent hears that it is held and never sees it.
-
-// keyShaped finds what looks like a key or token on screen or in a file.
-var keyShaped = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----|\bAKIA[0-9A-Z]{16}\b|\bsk-[A-Za-z0-9_-]{20,}|\bghp_[A-Za-z0-9]{30,}|\bxox[bp]-[A-Za-z0-9-]{10,}|(?i:key|token|secret)["']?\s*[:=]\s*["']?(?:[A-Za-z0-9+/_-]{32,}={0,2}|[0-9a-fA-F]{32,})`)
 
 // maxScanned is how much of a downloaded or uploaded file is looked through for secrets.
 const maxScanned = 4 << 20
@@ -47,7 +44,7 @@ func (r *run) holdReason(text string) string {
 	switch {
 	case r.hide(text) != text:
 		return "shows one of the person's saved secrets"
-	case keyShaped.MatchString(text):
+	case secrets.KeyShaped(text):
 		return "shows something shaped like a key"
 	}
 	return ""

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/ensemblework/ensemble/engines/enginetest"
 	"github.com/ensemblework/ensemble/runtime/computer"
 	"github.com/ensemblework/ensemble/runtime/jobs"
+	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/profiles"
 	"github.com/ensemblework/ensemble/runtime/tools"
 )
@@ -210,15 +212,22 @@ func TestSignInHeldAfterRestart(t *testing.T) {
 	}
 }
 
+// shotsShowing is a fixture whose browser's screenshots show text.
+func shotsShowing(t *testing.T, text string) (*fixture, *fakeBrowser) {
+	t.Helper()
+	f := newFixture(t)
+	f.close()
+	fb := newFakeBrowser()
+	fb.shotText = text
+	f.open(f.withBrowser(fb))
+	return f, fb
+}
+
 // A screenshot that shows a saved secret or a key is held: no file in the chat, nothing of it
 // for the model, one media_preview card. Released, it shows and the node is woken; discarded,
 // it is deleted.
 func TestHeldCapture(t *testing.T) {
-	f := newFixture(t)
-	f.close()
-	fb := newFakeBrowser()
-	fb.shotText = "Your password is hunter2-kept-value"
-	f.open(f.withBrowser(fb))
+	f, fb := shotsShowing(t, "Your password is hunter2-kept-value")
 	n := f.node("Ada")
 	yes := true
 	f.model.Script(
@@ -474,5 +483,60 @@ func TestBrowserConsequentialClick(t *testing.T) {
 	f.waitFor("the second reply", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 2 })
 	if fb.clicks() != "e1,e2,e2" || len(f.cards(n.DMRoomID, "computer")) != 1 {
 		t.Fatalf("the owner's own words: clicks %q, %d cards", fb.clicks(), len(f.cards(n.DMRoomID, "computer")))
+	}
+}
+
+// Held files are answered one at a time too: the first released shows at once and the card
+// waits for the other; the last answer settles the card with both, waking the node.
+func TestHeldCaptureOneAtATime(t *testing.T) {
+	f, _ := shotsShowing(t, "Your password is hunter2-kept-value")
+	n := f.node("Ada")
+	yes := true
+	f.model.Script(
+		enginetest.ToolCall(ToolBrowserOpen, map[string]any{"url": "https://example.com/"}).When(enginetest.Match{LastUserContains: "two screenshots"}),
+		enginetest.ToolCall(ToolBrowserScreenshot, map[string]any{"tab": "t1"}).When(enginetest.Match{ToolResult: &yes, LastUserContains: "Tab t1: example.com"}),
+		enginetest.ToolCall(ToolBrowserScreenshot, map[string]any{"tab": "t1", "fullPage": true}).When(enginetest.Match{ToolResult: &yes, LastUserContains: "held for your owner's preview"}),
+		enginetest.Say("Both are held for you.").When(enginetest.Match{ToolResult: &yes, LastUserContains: "held for your owner's preview"}),
+		enginetest.Say("The first one shows the account page.").When(enginetest.Match{LastUserContains: "released 1 of the held screenshots (and discarded 1)"}),
+	)
+	f.post(n.DMRoomID, "Take two screenshots of example.com please.")
+	f.waitFor("the reply", func() bool { return len(f.nodeTexts(n.DMRoomID)) == 1 })
+	c := cardOf(f.cardMessage(n.DMRoomID, CardMediaPreview))
+	if len(c.Evidence) != 2 || c.Status != CardPending {
+		t.Fatalf("one card with both files: %+v", c.PreviewAsk)
+	}
+	first, second := c.Evidence[0].ID, c.Evidence[1].ID
+	ctx := context.Background()
+	if _, err := f.svc.AnswerHeldFile(ctx, first, Approve, "browser"); err != nil {
+		t.Fatal(err)
+	}
+	if c := cardOf(f.cardMessage(n.DMRoomID, CardMediaPreview)); c.Status != CardPending || c.Answers[first] != CardReleased || c.Answers[second] != "" {
+		t.Fatalf("after the first: %s %v", c.Status, c.Answers)
+	}
+	if files := fileMessages(f, n.DMRoomID); files != 1 {
+		t.Fatalf("%d file messages after one release, want 1", files)
+	}
+	if _, err := f.svc.AnswerHeldFile(ctx, first, Discard, "browser"); problem.KindOf(err) != problem.KindConflict {
+		t.Fatalf("a second answer to the same file: %v", err)
+	}
+	if _, err := f.svc.AnswerHeldFile(ctx, "nf_nothing", Approve, "browser"); problem.KindOf(err) != problem.KindNotFound {
+		t.Fatalf("a file no card holds: %v", err)
+	}
+	if _, err := f.svc.AnswerHeldFile(ctx, second, "always", "browser"); problem.KindOf(err) != problem.KindInvalid {
+		t.Fatalf("a decision a file does not take: %v", err)
+	}
+	if _, err := f.svc.AnswerHeldFile(ctx, second, Discard, "browser"); err != nil {
+		t.Fatal(err)
+	}
+	c = cardOf(f.cardMessage(n.DMRoomID, CardMediaPreview))
+	if c.Status != CardReleased || c.Answers[first] != CardReleased || c.Answers[second] != CardDiscarded {
+		t.Fatalf("the settled card: %s %v", c.Status, c.Answers)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "data", "node-files", second)); !os.IsNotExist(err) {
+		t.Fatalf("the discarded file is still kept: %v", err)
+	}
+	f.waitFor("the node woken once, for the released one", func() bool { return slices.Contains(f.nodeTexts(n.DMRoomID), "The first one shows the account page.") })
+	if files := fileMessages(f, n.DMRoomID); files != 1 {
+		t.Fatalf("%d file messages at the end, want 1", files)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +12,8 @@ import (
 	"github.com/ensemblework/ensemble/browser"
 	"github.com/ensemblework/ensemble/runtime/computer"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/problem"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 )
 
 // Held captures (spec 002 §8.14, §8.16): a screenshot that shows a saved secret's value or
@@ -37,16 +38,13 @@ const (
 	CardReleased     = "released"
 )
 
-// keyShapedRe finds what looks like a key or token on screen, whoever's it is.
-var keyShapedRe = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----|\bAKIA[0-9A-Z]{16}\b|\bsk-[A-Za-z0-9_-]{20,}|\bghp_[A-Za-z0-9]{30,}|\bxox[bp]-[A-Za-z0-9-]{10,}|(?i:key|token|secret)["']?\s*[:=]\s*["']?(?:[A-Za-z0-9+/_-]{32,}={0,2}|[0-9a-fA-F]{32,})`)
-
 // holdReasons are why a capture is held for the owner's preview, or none.
 func (s *Service) holdReasons(ctx context.Context, text, site string) []string {
 	var out []string
 	if s.hide(text) != text {
 		out = append(out, "it shows one of your owner's saved secrets")
 	}
-	if keyShapedRe.MatchString(text) {
+	if secrets.KeyShaped(text) {
 		out = append(out, "it shows something shaped like a key or token")
 	}
 	if site != "" && s.previewsSite(ctx, site) {
@@ -178,8 +176,14 @@ func (s *Service) previewCardWork(ctx context.Context, c *Card, decision string)
 	if c.Answers == nil {
 		c.Answers = map[string]string{}
 	}
+	var open []computer.Shared // the files no answer of their own settled yet
+	for _, f := range c.Evidence {
+		if c.Answers[f.ID] == "" {
+			open = append(open, f)
+		}
+	}
 	if decision == Discard {
-		for _, f := range c.Evidence {
+		for _, f := range open {
 			if err := s.cfg.Computer.DropShared(f.ID); err != nil {
 				return "", err
 			}
@@ -192,10 +196,12 @@ func (s *Service) previewCardWork(ctx context.Context, c *Card, decision string)
 		return "", err
 	}
 	t := Turn{NodeID: c.NodeID, Lane: c.Lane, RoomID: roomOfLane(c.Lane, n.DMRoomID), Private: c.Private, Depth: c.Depth, ID: c.TurnID}
-	if err := s.showFiles(ctx, t, n, c.Evidence, "Released by your owner"); err != nil {
-		return "", err
+	if len(open) > 0 {
+		if err := s.showFiles(ctx, t, n, open, "Released by your owner"); err != nil {
+			return "", err
+		}
 	}
-	for _, f := range c.Evidence {
+	for _, f := range open {
 		c.Answers[f.ID] = CardReleased
 	}
 	return "The held screenshots are released and shown in the chat now; say in a line what they show.", nil
@@ -254,4 +260,106 @@ func (s *Service) SetPreviewSites(ctx context.Context, sites []string) ([]string
 	}
 	slices.Sort(clean)
 	return clean, nil
+}
+
+// AnswerHeldFile answers one held file (spec 002 §8.16, one file at a time): released, it is
+// shown in the card's conversation at once; discarded, it is deleted. The answer is kept on its
+// card (answers), and once none of the card's files is held any more the card settles with all
+// of them, waking the node when any was released.
+func (s *Service) AnswerHeldFile(ctx context.Context, fileID, decision, by string) (Message, error) {
+	answer := map[string]string{Approve: CardReleased, Discard: CardDiscarded}[decision]
+	if answer == "" {
+		return Message{}, problem.Invalid("A held file is released (approve) or discarded (discard), not %q.", decision)
+	}
+	m, c, err := s.claimHeldFile(ctx, fileID, answer)
+	if err != nil {
+		return Message{}, err
+	}
+	f, _ := heldFile(c, fileID)
+	if werr := s.heldFileWork(ctx, c, f, answer); werr != nil {
+		s.unclaimHeldFile(context.WithoutCancel(ctx), m.ID, fileID)
+		return Message{}, problem.New(problem.KindConflict, "It could not be done, so the file is still held: "+werr.Error())
+	}
+	released, discarded := 0, 0
+	for _, a := range c.Answers {
+		switch a {
+		case CardReleased:
+			released++
+		case CardDiscarded:
+			discarded++
+		}
+	}
+	if released+discarded < len(c.Evidence) {
+		return s.Message(ctx, m.ID)
+	}
+	final := Discard
+	result := "Your owner discarded the held screenshots; they are deleted. Do not take them again another way."
+	if released > 0 {
+		final = Approve
+		result = fmt.Sprintf("Your owner released %d of the held screenshots (and discarded %d); the released ones are shown in the chat now: say in a line what they show.", released, discarded)
+	}
+	return s.settleCard(ctx, m.ID, final, by, func(*Card) (string, error) { return result, nil })
+}
+
+// claimHeldFile keeps one file's answer on its pending card, so that no other answer takes it.
+func (s *Service) claimHeldFile(ctx context.Context, fileID, answer string) (Message, Card, error) {
+	var m Message
+	var c Card
+	err := s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
+		ms, err := s.queryMessages(tx.Context(), tx, `WHERE kind = 'approval' AND json_extract(data, '$.type') = 'media_preview'
+			AND json_extract(data, '$.status') = 'pending'
+			AND EXISTS (SELECT 1 FROM json_each(data, '$.evidence') WHERE json_extract(value, '$.id') = ?) LIMIT 1`, fileID)
+		if err != nil {
+			return err
+		}
+		if len(ms) == 0 {
+			return problem.NotFound("No card holds the file %s any more: it was released or discarded.", fileID)
+		}
+		m = ms[0]
+		json.Unmarshal(m.Data, &c)
+		if c.PreviewAsk == nil {
+			return problem.NotFound("No card holds the file %s any more.", fileID)
+		}
+		if c.Answers[fileID] != "" {
+			return problem.Conflict("That file was %s already.", c.Answers[fileID])
+		}
+		if c.Answers == nil {
+			c.Answers = map[string]string{}
+		}
+		c.Answers[fileID] = answer
+		m.Data, _ = json.Marshal(c)
+		return s.updateMessageTx(tx, m)
+	})
+	return m, c, err
+}
+
+// unclaimHeldFile takes back a file's answer whose work failed.
+func (s *Service) unclaimHeldFile(ctx context.Context, messageID, fileID string) {
+	err := s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
+		m, err := s.messageIn(tx.Context(), tx, messageID)
+		if err != nil {
+			return err
+		}
+		var c Card
+		json.Unmarshal(m.Data, &c)
+		delete(c.Answers, fileID)
+		m.Data, _ = json.Marshal(c)
+		return s.updateMessageTx(tx, m)
+	})
+	if err != nil {
+		s.log.Warn("node: take back a held file's answer", "file", fileID, "err", err)
+	}
+}
+
+// heldFileWork shows one released file in the card's conversation, or deletes a discarded one.
+func (s *Service) heldFileWork(ctx context.Context, c Card, f computer.Shared, answer string) error {
+	if answer == CardDiscarded {
+		return s.cfg.Computer.DropShared(f.ID)
+	}
+	n, err := s.Node(ctx, c.NodeID)
+	if err != nil {
+		return err
+	}
+	t := Turn{NodeID: c.NodeID, Lane: c.Lane, RoomID: roomOfLane(c.Lane, n.DMRoomID), Private: c.Private, Depth: c.Depth, ID: c.TurnID}
+	return s.showFiles(ctx, t, n, []computer.Shared{f}, "Released by your owner")
 }

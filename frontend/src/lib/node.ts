@@ -294,6 +294,9 @@ export const nodeApi = {
   revokeComputerAnswer: (id: string, answerId: string) => request<unknown>('DELETE', `/api/node/nodes/${enc(id)}/computer-answers/${enc(answerId)}`),
   answer: (messageId: string, decision: CardDecision) =>
     request<Message>('POST', `/api/node/approvals/${enc(messageId)}`, { decision }),
+  /** One held file of a media_preview card, released (shown in the chat) or discarded. */
+  answerHeldFile: (fileId: string, action: 'release' | 'discard') =>
+    request<Message>('POST', `/api/node/evidence/${enc(fileId)}/${action}`),
 };
 
 /** A template as the runtime lists it: {id, name, …}, or Go's field names while its list is not
