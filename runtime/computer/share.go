@@ -1,10 +1,7 @@
 package computer
 
 import (
-	"archive/tar"
 	"archive/zip"
-	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -21,6 +18,7 @@ import (
 	"github.com/ensemblework/ensemble/internal/atomicfile"
 	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/ledger"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 )
 
 // Shared is a file a node brought into the chat (node_share_file, spec 002 §8.13), kept as its
@@ -38,22 +36,12 @@ type Shared struct {
 var skipDirs = []string{"node_modules", ".venv", "venv", "__pycache__", ".next", ".cache", ".git", ".hg", ".svn", ".tox", ".mypy_cache",
 	".pytest_cache", ".gradle", ".terraform", "target", ".parcel-cache", ".turbo"}
 
-// keyNames are files that hold keys, certificates, sign-ins or a shell's history: never shared.
-var keyNames = []string{".env", ".netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials", "credentials", "id_rsa", "id_dsa", "id_ecdsa",
-	"id_ed25519", ".bash_history", ".zsh_history", ".python_history", ".node_repl_history", ".psql_history", ".mysql_history", "known_hosts",
-	"authorized_keys", ".htpasswd", "secret.key", "seal-key.json"}
-
-var keyExts = []string{".pem", ".key", ".p12", ".pfx", ".crt", ".cer", ".der", ".jks", ".keystore", ".kdbx", ".gpg", ".asc", ".ppk"}
-
-// keyDirs are folders whose files are never shared.
-var keyDirs = []string{".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".git", ".password-store", ".config/gcloud", ".config/gh"}
-
 // ShareProblem is why a path may not be shared, judged by its name and place (a link, a key, a
 // certificate, .env, a history or sign-in file, a key folder's or git's, Ensemble's data, another
 // account's), or "".
 func ShareProblem(path string, p Policy) string {
-	if why := keyFile(path); why != "" {
-		return why
+	if why := secrets.KeyPath(path); why != "" {
+		return "Not shared: " + why + "."
 	}
 	if p.DataDir != "" && within(path, p.DataDir) && !p.own(path) {
 		return "Ensemble's own data is never shared."
@@ -61,24 +49,6 @@ func ShareProblem(path string, p Policy) string {
 	v := judge.Decide(judge.Call{Tool: judge.ToolRead, Paths: []string{path}, Cwd: filepath.Dir(path)}, judgeSettings(Call{Folder: filepath.Dir(path)}, p))
 	if v.Decision == judge.Refuse {
 		return v.Reason
-	}
-	return ""
-}
-
-// keyFile is why a path's name or folder says it holds keys, sign-ins or a history, or "".
-func keyFile(path string) string {
-	base := strings.ToLower(filepath.Base(path))
-	switch {
-	case slices.Contains(keyNames, base) || strings.HasPrefix(base, ".env.") || strings.HasPrefix(base, "id_rsa") || strings.HasPrefix(base, "id_ed25519") ||
-		strings.HasSuffix(base, "_history"):
-		return filepath.Base(path) + " holds keys, sign-ins or a history, which are never shared."
-	case slices.Contains(keyExts, filepath.Ext(base)):
-		return filepath.Base(path) + " is a key or a certificate, which is never shared."
-	}
-	for _, d := range keyDirs {
-		if strings.Contains(path, "/"+d+"/") || strings.HasSuffix(path, "/"+d) {
-			return "Nothing in a " + d + " folder is shared."
-		}
 	}
 	return ""
 }
@@ -148,8 +118,8 @@ func (c *Computer) copyChecked(src, dst string, size int64) error {
 	if c.holdsSecret(b) {
 		return fmt.Errorf("%s holds one of your owner's saved secrets, so it is not shared.", filepath.Base(src))
 	}
-	if why := archiveProblem(src, b, c.holdsSecret); why != "" {
-		return errors.New(why)
+	if why := secrets.ArchiveProblem(src, b, c.holdsSecret); why != "" {
+		return errors.New("Not shared: " + why + ".")
 	}
 	return os.WriteFile(dst, b, 0o600)
 }
@@ -158,60 +128,6 @@ func (c *Computer) copyChecked(src, dst string, size int64) error {
 func (c *Computer) holdsSecret(b []byte) bool {
 	s := string(b)
 	return c.o.Hide(s) != s
-}
-
-// archiveProblem reads a zip or a tar(.gz) for a key or .env inside, or a saved secret's value in
-// what it holds (the first 256 MB).
-func archiveProblem(name string, b []byte, secret func([]byte) bool) string {
-	check := func(entry string, r io.Reader) string {
-		if keyFile("/"+entry) != "" {
-			return fmt.Sprintf("%s holds %s, which is never shared.", filepath.Base(name), entry)
-		}
-		data, _ := io.ReadAll(io.LimitReader(r, 256<<20))
-		if secret(data) {
-			return fmt.Sprintf("%s holds one of your owner's saved secrets (in %s), so it is not shared.", filepath.Base(name), entry)
-		}
-		return ""
-	}
-	lower := strings.ToLower(name)
-	switch {
-	case strings.HasSuffix(lower, ".zip"):
-		zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-		if err != nil {
-			return ""
-		}
-		for _, f := range zr.File {
-			rc, err := f.Open()
-			if err != nil {
-				continue
-			}
-			why := check(f.Name, rc)
-			rc.Close()
-			if why != "" {
-				return why
-			}
-		}
-	case strings.HasSuffix(lower, ".tar"), strings.HasSuffix(lower, ".tar.gz"), strings.HasSuffix(lower, ".tgz"):
-		var r io.Reader = bytes.NewReader(b)
-		if !strings.HasSuffix(lower, ".tar") {
-			gz, err := gzip.NewReader(r)
-			if err != nil {
-				return ""
-			}
-			r = gz
-		}
-		tr := tar.NewReader(r)
-		for {
-			h, err := tr.Next()
-			if err != nil {
-				break
-			}
-			if why := check(h.Name, tr); why != "" {
-				return why
-			}
-		}
-	}
-	return ""
 }
 
 // zipFolder zips folder into dst, each file checked as a shared file is and its text redacted,
@@ -264,7 +180,7 @@ func (c *Computer) zipFolder(folder, dst string, p Policy) ([]string, error) {
 		}
 		if utf8.Valid(b) {
 			b = []byte(c.o.Hide(string(b)))
-		} else if c.holdsSecret(b) || archiveProblem(path, b, c.holdsSecret) != "" {
+		} else if c.holdsSecret(b) || secrets.ArchiveProblem(path, b, c.holdsSecret) != "" {
 			left = append(left, rel+" (holds a saved secret or a key)")
 			return nil
 		}

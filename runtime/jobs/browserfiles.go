@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ensemblework/ensemble/browser"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 )
 
 // The run's browser tools that move files and show pages (spec 002 §8.16, spec 003's browser
@@ -126,8 +127,8 @@ func (r *run) uploadable(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if secretFile(path) {
-		return "", fmt.Errorf("%s holds keys or sign-ins by its kind, which a run never uploads", p)
+	if why := secrets.KeyPath(path); why != "" {
+		return "", fmt.Errorf("not uploaded: %s, which a run never uploads", why)
 	}
 	if fi.Size() > maxEvidence {
 		return "", fmt.Errorf("%s is %d MB; a run uploads at most %d MB", p, fi.Size()>>20, maxEvidence>>20)

@@ -2,8 +2,6 @@ package jobs
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/judge"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 )
 
 // KindEvidence is a file the agent attached for the person to see (attach_evidence).
@@ -55,46 +54,53 @@ func (r *run) hasEvidence(id string) bool {
 }
 
 // attach copies a file into the run's evidence folder. A file outside the run's folder is read
-// only if the run's rules let it read there; links are not followed.
-func (r *run) attach(ctx context.Context, in AttachInput) (Evidence, error) {
+// only if the run's rules let it read there; links are not followed. A file of keys by its name,
+// or an archive holding one, is refused; one that shows a saved secret or something shaped like
+// a key is held for the person's preview, as a capture would be.
+func (r *run) attach(ctx context.Context, in AttachInput) (kept, error) {
 	if !oneOf(in.Kind, evidenceKinds) {
-		return Evidence{}, fmt.Errorf("kind %q is not one of %s", in.Kind, strings.Join(evidenceKinds, ", "))
+		return kept{}, fmt.Errorf("kind %q is not one of %s", in.Kind, strings.Join(evidenceKinds, ", "))
 	}
 	path, fi, err := r.readable(in.Path)
 	if err != nil {
-		return Evidence{}, err
+		return kept{}, err
+	}
+	if why := secrets.KeyPath(path); why != "" {
+		return kept{}, fmt.Errorf("not attached: %s, which a run never attaches", why)
 	}
 	if fi.Size() > maxEvidence {
-		return Evidence{}, fmt.Errorf("%s is %d MB; evidence is at most %d MB", in.Path, fi.Size()>>20, maxEvidence>>20)
+		return kept{}, fmt.Errorf("%s is %d MB; evidence is at most %d MB", in.Path, fi.Size()>>20, maxEvidence>>20)
 	}
 	src, err := os.Open(path)
 	if err != nil {
-		return Evidence{}, fmt.Errorf("cannot read %s: %w", in.Path, err)
+		return kept{}, fmt.Errorf("cannot read %s: %w", in.Path, err)
 	}
 	defer src.Close()
 	if opened, err := src.Stat(); err != nil || !os.SameFile(fi, opened) {
-		return Evidence{}, fmt.Errorf("%s changed while it was being attached", in.Path)
+		return kept{}, fmt.Errorf("%s changed while it was being attached", in.Path)
 	}
-	var b [8]byte
-	rand.Read(b[:])
-	ev := Evidence{ID: "evd_" + hex.EncodeToString(b[:]), Kind: in.Kind, Name: filepath.Base(path), Size: fi.Size(),
-		Caption: Redact(trim(in.Caption, previewInput)), RequirementID: in.RequirementID}
-	if err := os.MkdirAll(r.evidenceDir(), 0o700); err != nil {
-		return Evidence{}, err
-	}
-	dst, err := os.OpenFile(filepath.Join(r.evidenceDir(), ev.ID+"-"+ev.Name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	data, err := io.ReadAll(io.LimitReader(src, maxEvidence))
 	if err != nil {
-		return Evidence{}, err
+		return kept{}, fmt.Errorf("cannot read %s: %w", in.Path, err)
 	}
-	_, err = io.Copy(dst, io.LimitReader(src, maxEvidence))
-	if cerr := dst.Close(); err == nil {
-		err = cerr
+	if why := secrets.ArchiveProblem(path, data, func([]byte) bool { return false }); why != "" {
+		return kept{}, fmt.Errorf("not attached: %s, which a run never attaches", why)
 	}
-	if err != nil {
-		return Evidence{}, fmt.Errorf("cannot copy %s: %w", in.Path, err)
+	k := kept{ev: Evidence{ID: newEvidenceID(), Kind: in.Kind, Name: safeName(filepath.Base(path), "file"), Size: int64(len(data)),
+		Caption: Redact(trim(in.Caption, previewInput)), RequirementID: in.RequirementID}}
+	k.why = r.bytesHoldReason(data)
+	if k.why == "" && secrets.ArchiveProblem(path, data, func(b []byte) bool { return r.bytesHoldReason(b) != "" }) != "" {
+		k.why = "holds a saved secret or something shaped like a key inside"
 	}
-	r.rec.add(KindEvidence, Trace{Text: ev.Caption, Input: ev.Name, Reason: ev.ID + " (" + ev.Kind + ")"}, nil)
-	return ev, nil
+	if k.held = k.why != ""; k.held {
+		k.ev.Caption = ""
+		return k, r.holdBytes(k.ev, data, k.why)
+	}
+	if err := writeNew(filepath.Join(r.evidenceDir(), k.ev.ID+"-"+k.ev.Name), data); err != nil {
+		return kept{}, fmt.Errorf("cannot copy %s: %w", in.Path, err)
+	}
+	r.rec.add(KindEvidence, Trace{Text: k.ev.Caption, Input: k.ev.Name, Reason: k.ev.ID + " (" + k.ev.Kind + ")"}, nil)
+	return k, nil
 }
 
 // readable is a file the run may read, resolved against its folder: a file outside it only

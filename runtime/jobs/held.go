@@ -135,7 +135,7 @@ func (r *run) keepFile(f browser.File) kept {
 	}
 	name := safeName(f.Name, filepath.Base(f.Path))
 	k := kept{ev: Evidence{ID: newEvidenceID(), Kind: evidenceKind(f.Mime), Name: name, Size: fi.Size(), Caption: Redact(trim(siteName(f.URL), previewInput))}}
-	if secretFile(name) {
+	if secrets.KeyPath(name) != "" {
 		k.why = "is a file of keys or sign-ins by its kind"
 	} else {
 		k.why = r.secretInFile(f.Path, fi.Size())
@@ -167,10 +167,18 @@ func (r *run) secretInFile(path string, size int64) string {
 	}
 	defer f.Close()
 	buf, _ := io.ReadAll(io.LimitReader(f, maxScanned))
-	if bytes.IndexByte(buf, 0) >= 0 && !bytes.Contains(buf, []byte("PRIVATE KEY")) {
-		return "" // a picture or an archive: its bytes are not words
+	return r.bytesHoldReason(buf)
+}
+
+// bytesHoldReason is why a file's bytes (the first maxScanned of them are read) hold a saved
+// secret or a key, or "". A picture's or an archive's bytes are not words, unless they show a
+// private key block.
+func (r *run) bytesHoldReason(b []byte) string {
+	b = b[:min(len(b), maxScanned)]
+	if bytes.IndexByte(b, 0) >= 0 && !bytes.Contains(b, []byte("PRIVATE KEY")) {
+		return ""
 	}
-	if why := r.holdReason(string(buf)); why != "" {
+	if why := r.holdReason(string(b)); why != "" {
 		return strings.Replace(why, "shows", "holds", 1)
 	}
 	return ""

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ensemblework/ensemble/engines"
 	"github.com/ensemblework/ensemble/runtime/judge"
+	"github.com/ensemblework/ensemble/runtime/secrets"
 )
 
 var _ engines.Host = (*run)(nil)
@@ -28,7 +29,7 @@ func (r *run) Permit(ctx context.Context, call engines.ToolCall) (engines.Permis
 	jc := JudgeCall(call)
 	r.mu.Lock()
 	kept := cloneKept(r.kept)
-	if jc.Tool == judge.ToolRead && slices.ContainsFunc(jc.Paths, secretFile) {
+	if jc.Tool == judge.ToolRead && slices.ContainsFunc(jc.Paths, func(p string) bool { return secrets.KeyPath(p) != "" }) {
 		r.secretCalls[call.ID] = true
 	}
 	r.mu.Unlock()
@@ -288,7 +289,7 @@ func readsSecretFile(raw json.RawMessage) bool {
 		return false
 	}
 	for _, k := range []string{"file_path", "path", "notebook_path"} {
-		if p, ok := in[k].(string); ok && secretFile(p) {
+		if p, ok := in[k].(string); ok && secrets.KeyPath(p) != "" {
 			return true
 		}
 	}

@@ -136,11 +136,14 @@ func (r *run) mcp() *mcp.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "attach_evidence", Title: "Attach evidence", Annotations: own,
 		Description: "Attach a file the person should see (a screenshot, log, report…) to this run. Answers the evidence id, for report_result's checks."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in AttachInput) (*mcp.CallToolResult, any, error) {
-			ev, err := r.attach(ctx, in)
-			if err != nil {
+			k, err := r.attach(ctx, in)
+			switch {
+			case err != nil:
 				return toolRefusal(err), nil, nil
+			case k.held:
+				return toolText(fmt.Sprintf("%s is held for the person's preview: it %s, so it is not attached until they release it.", k.ev.Name, k.why)), nil, nil
 			}
-			return toolText(fmt.Sprintf("Attached %s as %s.", ev.Name, ev.ID)), ev, nil
+			return toolText(fmt.Sprintf("Attached %s as %s.", k.ev.Name, k.ev.ID)), k.ev, nil
 		})
 	r.addReadTools(srv)
 	r.addBrowserTools(srv)

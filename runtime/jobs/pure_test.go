@@ -186,14 +186,3 @@ func TestQueueOrder(t *testing.T) {
 		t.Errorf("positions wrong")
 	}
 }
-
-func TestSecretFile(t *testing.T) {
-	for p, want := range map[string]bool{
-		"/a/.env": true, "/a/.env.local": true, "/h/.ssh/id_ed25519": true, "/a/server.pem": true,
-		"/h/.npmrc": true, "/a/main.go": false, "/a/environment.md": false,
-	} {
-		if got := secretFile(p); got != want {
-			t.Errorf("secretFile(%q) = %v", p, got)
-		}
-	}
-}

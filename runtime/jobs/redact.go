@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -83,19 +82,4 @@ func Redact(s string) string {
 		})
 	}
 	return s
-}
-
-// secretFile reports whether a path names a file that holds secrets by its kind: a call reading
-// one gets no output in the trace.
-func secretFile(p string) bool {
-	base := strings.ToLower(filepath.Base(p))
-	switch {
-	case base == ".env" || strings.HasPrefix(base, ".env."),
-		base == ".npmrc", base == ".netrc", base == ".pypirc", base == ".git-credentials",
-		base == "credentials", base == "credentials.json",
-		strings.HasPrefix(base, "id_rsa"), strings.HasPrefix(base, "id_ed25519"), strings.HasPrefix(base, "id_ecdsa"),
-		strings.HasSuffix(base, ".pem"), strings.HasSuffix(base, ".key"), strings.HasSuffix(base, ".p12"):
-		return true
-	}
-	return false
 }
