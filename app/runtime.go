@@ -169,7 +169,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	}
 	js := jobs.New(jobs.Options{Browser: brw, RefuseURL: refuse, Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
 		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready, Models: agents.Models,
-		Hide: sec.Redactor().Hide, Context: work.Runs(), SecretHTTP: secretHTTP, Secrets: sec, GitHelper: runGitHelper(url)})
+		Hide: sec.Redactor().Hide, Context: work.Runs(), SecretHTTP: secretHTTP, Secrets: sec, GitHelper: runGitHelper(url), Bus: bus})
 	runSignIns.Store(js)
 	if err := js.Start(ctx); err != nil {
 		ln.Close()

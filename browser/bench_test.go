@@ -69,3 +69,24 @@ func BenchmarkScreenshot1000(b *testing.B) {
 	b.ReportMetric(float64(base.Microseconds()), "raw-µs")
 	b.ReportMetric(float64(per)/float64(base), "x-raw")
 }
+
+// BenchmarkGlance1000 is a run's live picture of that page: 640 px across, JPEG at 45.
+func BenchmarkGlance1000(b *testing.B) {
+	br, t, id := benchTab(b)
+	ctx := context.Background()
+	base := rawRoundTrip(b, t)
+	var size int
+	b.ResetTimer()
+	for b.Loop() {
+		g, err := br.Glance(ctx, work, id, 640, 45)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = len(g.Image)
+	}
+	b.StopTimer()
+	per := b.Elapsed() / time.Duration(b.N)
+	b.ReportMetric(float64(size)/1024, "KB")
+	b.ReportMetric(float64(base.Microseconds()), "raw-µs")
+	b.ReportMetric(float64(per)/float64(base), "x-raw")
+}

@@ -1,10 +1,12 @@
 package browser
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image/jpeg"
 	"os"
 	"path/filepath"
 	"strings"
@@ -343,6 +345,40 @@ func TestBroker(t *testing.T) {
 		if err != nil || len(full.Image) == 0 {
 			t.Fatalf("full page: %v", err)
 		}
+	})
+
+	t.Run("glance", func(t *testing.T) {
+		p := e.open(t, "/password", OpenOptions{})
+		before := e.b.Tabs(work)
+		g, err := e.b.Glance(ctx, work, p.Tab, 640, 45)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := jpeg.Decode(bytes.NewReader(g.Image))
+		if err != nil || g.Mime != "image/jpeg" || img.Bounds().Dx() != 640 || img.Bounds().Dy() != 400 || g.Width != 640 || g.Height != 400 {
+			t.Fatalf("glance: %v %s %dx%d, picture %v", err, g.Mime, g.Width, g.Height, img.Bounds())
+		}
+		if g.Masked != 1 || strings.Contains(g.Text, "hunter2") || g.Tab != p.Tab || g.URL == "" {
+			t.Fatalf("glance: masked %d, page %+v, text %q", g.Masked, g.Page, g.Text)
+		}
+		for _, ti := range e.b.Tabs(work) {
+			for _, b := range before {
+				if ti.ID == b.ID && !ti.LeaseEnds.Equal(b.LeaseEnds) {
+					t.Fatalf("a glance renewed %s's lease", ti.ID)
+				}
+			}
+		}
+		tb, _ := e.b.use(work, p.Tab, false)
+		tb.act.Lock()
+		_, err = e.b.Glance(ctx, work, p.Tab, 640, 45)
+		tb.act.Unlock()
+		if !errors.Is(err, ErrBusy) {
+			t.Fatalf("a glance during an action: %v", err)
+		}
+		if _, err := e.b.Glance(ctx, Work("run:other"), p.Tab, 640, 45); !errors.Is(err, ErrNotYours) {
+			t.Fatalf("a glance at another work's tab: %v", err)
+		}
+		os.WriteFile(filepath.Join(os.TempDir(), "ensemble-browser-shots", "browser-glance.jpg"), g.Image, 0o644)
 	})
 
 	t.Run("reopen under an id, private tab, status", func(t *testing.T) {

@@ -169,6 +169,8 @@ type ShotOptions struct {
 	FullPage      bool   //
 	Ref           string // only this element
 	Quality       int    // 0 or 100: PNG; otherwise JPEG at this quality
+
+	scale float64 // a glance's: the viewport scaled down, (0, 1)
 }
 
 // Shot is a screenshot with what was on screen, so the caller can hold it when it shows a kept

@@ -97,6 +97,13 @@ func (b *Broker) shoot(ctx context.Context, t *tab, o ShotOptions, s *Shot) erro
 		}
 		p.Clip, p.CaptureBeyondViewport = clip, new(true)
 		s.Width, s.Height = int(clip.Width), int(clip.Height)
+	case o.scale > 0 && o.scale < 1:
+		clip, err := viewClip(ctx, width, height, o.scale)
+		if err != nil {
+			return err
+		}
+		p.Clip = clip
+		s.Width, s.Height = int(math.Round(clip.Width*o.scale)), int(math.Round(clip.Height*o.scale))
 	case o.FullPage:
 		lm, err := chromedp.Call(ctx, page.GetLayoutMetrics, cdp.Empty{})
 		if err != nil {

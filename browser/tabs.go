@@ -296,14 +296,8 @@ func (b *Broker) use(w Work, id string, sensitiveOK bool) (*tab, error) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if t == nil || b.tabs[id] != t || t.context() == nil {
-		return nil, fmt.Errorf("%w: %s", ErrNoTab, id)
-	}
-	if t.work != w {
-		return nil, fmt.Errorf("%w: %s", ErrNotYours, id)
-	}
-	if !sensitiveOK && t.isHeld() {
-		return nil, fmt.Errorf("%w: %s", ErrSensitive, id)
+	if err := b.mayUseLocked(t, w, id, sensitiveOK); err != nil {
+		return nil, err
 	}
 	ends := b.cfg.Now().Add(t.lease)
 	for _, g := range b.groupLocked(t) {
@@ -314,6 +308,20 @@ func (b *Broker) use(w Work, id string, sensitiveOK bool) (*tab, error) {
 		g.mu.Unlock()
 	}
 	return t, nil
+}
+
+// mayUseLocked says whether w may use t, found under id: it is still open, w's, and not held
+// for its owner unless sensitiveOK.
+func (b *Broker) mayUseLocked(t *tab, w Work, id string, sensitiveOK bool) error {
+	switch {
+	case t == nil || b.tabs[id] != t || t.context() == nil:
+		return fmt.Errorf("%w: %s", ErrNoTab, id)
+	case t.work != w:
+		return fmt.Errorf("%w: %s", ErrNotYours, id)
+	case !sensitiveOK && t.isHeld():
+		return fmt.Errorf("%w: %s", ErrSensitive, id)
+	}
+	return nil
 }
 
 // groupLocked is t with its opener chain and every popup of them: they share one lease.

@@ -4,9 +4,12 @@ import (
 	"context"
 	"mime"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/problem"
@@ -23,6 +26,10 @@ import (
 //	POST /api/agent/jobs/{id}/stop
 //	POST /api/agent/jobs/{id}/pause
 //	POST /api/agent/jobs/{id}/resume
+//	GET  /api/agent/jobs/{id}/live       the latest picture of the tab the run's agent uses (image/jpeg, no-store,
+//	                                     X-Ensemble-Live-At, -Tab, -Url, -Title (URI-encoded), -Width, -Height), or
+//	                                     204 when there is none, or it is paused (X-Ensemble-Live-Paused: sensitive,
+//	                                     controlled, secret_on_screen); run.live says when it changes
 //	GET  /api/agent/jobs/{id}/held       what the run's browser tools held for the person's preview
 //	GET  /api/agent/jobs/{id}/held/{evidence}           the held file, for the person only
 //	POST /api/agent/jobs/{id}/held/{evidence}/release   → the run's evidence, same id
@@ -42,10 +49,40 @@ func (s *Server) mountJobs(mux *http.ServeMux, api func(string, http.HandlerFunc
 	api("POST /api/agent/jobs/{id}/stop", s.jobAction((*jobs.Service).Stop))
 	api("POST /api/agent/jobs/{id}/pause", s.jobAction((*jobs.Service).Pause))
 	api("POST /api/agent/jobs/{id}/resume", s.jobAction((*jobs.Service).Resume))
+	api("GET /api/agent/jobs/{id}/live", s.jobLive)
 	api("GET /api/agent/jobs/{id}/held", s.listHeld)
 	api("GET /api/agent/jobs/{id}/held/{evidence}", s.heldFile)
 	api("POST /api/agent/jobs/{id}/held/{evidence}/release", s.releaseHeld)
 	api("POST /api/agent/jobs/{id}/held/{evidence}/discard", s.discardHeld)
+}
+
+// jobLive answers a run's live picture. Nothing of it is stored: it is the latest in memory.
+func (s *Server) jobLive(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if _, err := s.opts.Jobs.Get(r.Context(), id); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "private, no-store")
+	p, ok := s.opts.Jobs.LivePicture(id)
+	if !ok || p.Paused != "" || len(p.Image) == 0 {
+		if ok && p.Paused != "" {
+			h.Set("X-Ensemble-Live-Paused", p.Paused)
+			h.Set("X-Ensemble-Live-Tab", p.Tab)
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	h.Set("Content-Type", "image/jpeg")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Ensemble-Live-At", p.At.Format(time.RFC3339Nano))
+	h.Set("X-Ensemble-Live-Tab", p.Tab)
+	h.Set("X-Ensemble-Live-Url", url.PathEscape(p.URL))
+	h.Set("X-Ensemble-Live-Title", url.PathEscape(p.Title))
+	h.Set("X-Ensemble-Live-Width", strconv.Itoa(p.Width))
+	h.Set("X-Ensemble-Live-Height", strconv.Itoa(p.Height))
+	w.Write(p.Image)
 }
 
 func (s *Server) listHeld(w http.ResponseWriter, r *http.Request) {

@@ -157,6 +157,22 @@ func TestAssignAndFollowARun(t *testing.T) {
 	if code, _ := f.call(t, "POST", "/api/agent/jobs/"+id+"/pause", ""); code != http.StatusConflict {
 		t.Errorf("pause of an ended run = %d", code)
 	}
+	// A run with no tab has no live picture; an unknown run is not found.
+	for _, c := range []struct {
+		id   string
+		code int
+	}{{id, http.StatusNoContent}, {"job_none", http.StatusNotFound}} {
+		req, _ := http.NewRequest("GET", f.srv.URL+"/api/agent/jobs/"+c.id+"/live", nil)
+		req.Header.Set("Authorization", "Bearer "+f.token.Reveal())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.code || resp.Header.Get("Cache-Control") == "" && c.code == http.StatusNoContent {
+			t.Errorf("live picture of %s = %d %v, want %d", c.id, resp.StatusCode, resp.Header, c.code)
+		}
+	}
 }
 
 func TestStopPauseResumeOverHTTP(t *testing.T) {

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/runtime/events"
 	"github.com/ensemblework/ensemble/runtime/judge"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/problem"
@@ -202,13 +203,14 @@ type Timing struct {
 	Tick      time.Duration   // how often the watch looks (1 s)
 	Minute    time.Duration   // one minute of the minutes limit (a minute; shorter in tests)
 	Progress  time.Duration   // how often ask_person tells a waiting agent it still waits (30 s)
+	Live      time.Duration   // how often a run's live picture is taken while it uses a tab (3 s)
 }
 
 // DefaultTiming is the spec's watch.
 func DefaultTiming() Timing {
 	return Timing{Quiet: 10 * time.Minute, QuietTool: 60 * time.Minute,
 		Retries: []time.Duration{15 * time.Second, time.Minute, 2 * time.Minute}, Tick: time.Second,
-		Progress: 30 * time.Second}
+		Progress: 30 * time.Second, Live: liveEvery}
 }
 
 // Options configure a Service.
@@ -254,9 +256,11 @@ type Options struct {
 	// Ensemble itself (its own UI, its relay), or "".
 	Browser   Browser
 	RefuseURL func(url string) string
-	Log       *slog.Logger
-	Timing    Timing // zero fields take DefaultTiming's
-	Now       func() time.Time
+	// Bus carries what is live only and never kept: a run's live picture changed (KindLive).
+	Bus    *events.Bus
+	Log    *slog.Logger
+	Timing Timing // zero fields take DefaultTiming's
+	Now    func() time.Time
 }
 
 // Service runs jobs.
@@ -279,6 +283,9 @@ type Service struct {
 	runs    map[string]*run   // the jobs going
 	secrets map[string]*run   // by the hash of their MCP server's secret
 	gitKeys map[string]*run   // by the hash of their git token (runsecrets.go)
+
+	liveMu sync.Mutex
+	live   map[string]LivePicture // by job id: the runs' latest live pictures (livepicture.go)
 }
 
 // New returns a Service. Call Start to recover from the last shutdown and start queued runs.
@@ -300,6 +307,9 @@ func New(opts Options) *Service {
 	if t.Progress == 0 {
 		t.Progress = d.Progress
 	}
+	if t.Live == 0 {
+		t.Live = d.Live
+	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
@@ -312,7 +322,7 @@ func New(opts Options) *Service {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Service{opts: opts, db: opts.Store.Reader(), w: opts.Writer, rec: opts.Records, log: opts.Log,
 		ctx: ctx, cancel: cancel, q: newQueue(), keys: map[string]string{}, runs: map[string]*run{},
-		secrets: map[string]*run{}, gitKeys: map[string]*run{}}
+		secrets: map[string]*run{}, gitKeys: map[string]*run{}, live: map[string]LivePicture{}}
 }
 
 // Agents names the agents there are, sorted.

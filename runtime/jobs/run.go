@@ -196,6 +196,9 @@ func (r *run) work() (Status, engines.Result, string) {
 	mcp := r.s.mcpServer(r)
 	defer r.s.dropRunSecrets(r)
 	defer r.closeTabs() // its tabs end with it, held ones too
+	if r.s.opts.Browser != nil {
+		go r.watchLive()
+	}
 	commandEnv, secretsNote, err := r.secretsEnv()
 	if err != nil {
 		return Failed, engines.Result{}, "Ensemble could not read the secrets this run may have: " + sentence(err)

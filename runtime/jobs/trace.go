@@ -56,6 +56,7 @@ func EventSpecs() []events.Spec {
 		{Kind: KindEvidence, Payload: Trace{}, Doc: "a file the agent attached for the person to see"},
 		{Kind: KindReport, Payload: Trace{}, Doc: "the agent's own report"},
 		{Kind: KindEnded, Payload: Trace{}, Doc: "the run ended"},
+		{Kind: KindLive, Payload: Live{}, Doc: "the run's live picture of the tab its agent uses changed, or went (live only)"},
 	}
 }
 

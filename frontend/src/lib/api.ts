@@ -91,6 +91,37 @@ export async function request<T>(method: string, path: string, body?: unknown, o
 
 const enc = encodeURIComponent;
 
+/** A run's live picture of the tab its agent uses (GET /api/agent/jobs/{id}/live). */
+export interface RunLive {
+  /** The picture as an object URL the caller revokes; empty when there is none or it is paused. */
+  picture: string;
+  /** Why there is no picture now: sensitive, controlled, secret_on_screen; empty when none. */
+  paused: string;
+  tab: string;
+  url: string;
+  title: string;
+  at: string;
+}
+
+async function fetchLive(id: string): Promise<RunLive> {
+  let res: Response;
+  try {
+    res = await fetch(apiURL(`/api/agent/jobs/${enc(id)}/live`), { credentials: 'same-origin', cache: 'no-store' });
+  } catch {
+    throw new ApiError(0, UNREACHABLE);
+  }
+  const h = (name: string) => {
+    try {
+      return decodeURIComponent(res.headers.get(`X-Ensemble-Live-${name}`) ?? '');
+    } catch {
+      return '';
+    }
+  };
+  if (!res.ok) throw new ApiError(res.status, errorSentence(res.status, await res.json().catch(() => null)));
+  const picture = res.status === 200 ? URL.createObjectURL(await res.blob()) : '';
+  return { picture, paused: h('Paused'), tab: h('Tab'), url: h('Url'), title: h('Title'), at: h('At') };
+}
+
 /** A file a run's browser tools held for the person's preview. */
 export interface HeldFile {
   id: string;
@@ -126,6 +157,7 @@ export const api = {
   assign: (body: AssignBody) => request<Job>('POST', '/api/agent/assign', body),
   jobAction: (id: string, action: 'stop' | 'pause' | 'resume') => request<Job>('POST', `/api/agent/jobs/${enc(id)}/${action}`),
   /** What a run's browser tools held for the person's preview (a saved secret or a key on it). */
+  runLive: (id: string) => fetchLive(id),
   heldFiles: (id: string) => request<{ held: HeldFile[] }>('GET', `/api/agent/jobs/${enc(id)}/held`).then((r) => r.held ?? []),
   heldAction: (id: string, file: string, action: 'release' | 'discard') =>
     request<unknown>('POST', `/api/agent/jobs/${enc(id)}/held/${enc(file)}/${action}`),
