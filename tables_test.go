@@ -28,7 +28,7 @@ var owners = map[string][]string{
 	"runtime/sessions": {"session_deletions", "session_choices", "session_cleanup"},
 	"runtime/node": {"node_agents", "node_rooms", "node_room_members", "node_messages", "node_turns", "node_memories",
 		"node_runs", "node_session_events", "node_missions", "node_steps", "node_attempts", "node_outbox", "node_claims",
-		"node_routines", "node_routine_runs", "node_hook_deliveries", "browser_preview_sites"},
+		"node_routines", "node_routine_runs", "node_hook_deliveries", "browser_capture_sites"},
 	"runtime/assistant":   {"assistant_conversations", "assistant_messages", "assistant_settings", "assistant_proposals", "assistant_workflows"},
 	"runtime/skills":      {"skills"},
 	"runtime/secrets":     {"secrets", "secret_seal_seen", "secret_settings"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -100,10 +101,23 @@ func TestNodeUIBrowserCards(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.SendKeys(`#node-preview-site-new`, "https://Bank.Example.com/login")); err != nil {
 		t.Fatal(err)
 	}
-	press(t, ctx, `.node-preview-sites button[type="submit"]`)
+	press(t, ctx, `.node-preview-sites[data-rule="preview"] button[type="submit"]`)
 	waitFor(t, ctx, "the site, kept as its host", `document.querySelector('#node-preview-sites')?.textContent.includes('bank.example.com')`)
 	if sites, err := rt.nodes.PreviewSites(ctx); err != nil || len(sites) != 1 || sites[0] != "bank.example.com" {
 		t.Fatalf("the preview sites: %v, %v", sites, err)
 	}
+	// A site never captured, beside them: marking it never takes it out of the preview list.
+	for _, site := range []string{"health.example", "bank.example.com"} {
+		if err := chromedp.Do(ctx, chromedp.SendKeys(`#node-never-site-new`, site)); err != nil {
+			t.Fatal(err)
+		}
+		press(t, ctx, `.node-preview-sites[data-rule="never"] button[type="submit"]`)
+		waitFor(t, ctx, "the site never captured", `document.querySelector('#node-never-sites')?.textContent.includes(`+strconv.Quote(site)+`)`)
+	}
+	waitFor(t, ctx, "the preview list without it", `!document.querySelector('#node-preview-sites')`)
+	if rule := rt.nodes.SiteRule(ctx, "login.bank.example.com"); rule != "never" {
+		t.Fatalf("the rule for a subdomain: %q", rule)
+	}
+	screenshot(t, ctx, "node-preview-sites-1280.png", 1280)
 	screenshot(t, ctx, "node-preview-sites-390.png", 390)
 }

@@ -87,7 +87,7 @@ talk to that running runtime.`,
 	root.AddCommand(newMCPCmd(g), newKeysCmd(g), newSecretsCmd(g), newSessionsCmd(g), newGitCredentialCmd())
 	root.AddCommand(newRelayCmd(g), newPairCmd(g), newAgentsCmd(g))
 	root.AddCommand(newChatCmd(g), newNodesCmd(g), newDMCmd(g), newVersionCmd())
-	root.AddCommand(newRoutinesCmd(g), newTerminalHostCmd())
+	root.AddCommand(newRoutinesCmd(g), newCaptureCmd(g), newTerminalHostCmd())
 	return root
 }
 

@@ -148,8 +148,9 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 		return sec.HTTP(ctx, req, by, nil)
 	}
 	// The browser is made before the services that use it; its sign-ins reach the runs' and the
-	// node service once they exist (a sign-in seen done before then has no one waiting for it).
-	var signIns atomic.Pointer[node.Service]
+	// node service once they exist (a sign-in seen done before then has no one waiting for it), and
+	// so do the runs' questions of the node service (the person's capture sites).
+	var nodesLater atomic.Pointer[node.Service]
 	var runSignIns atomic.Pointer[jobs.Service]
 	// The relay's name is read when asked: its settings load below.
 	refuse := func(u string) string { return refuseEnsemble(ln.Addr().String(), relayName(cfg.Relay))(u) }
@@ -161,7 +162,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 			if js := runSignIns.Load(); js != nil {
 				js.OnSignIn(work, tab, ok, how)
 			}
-			if n := signIns.Load(); n != nil {
+			if n := nodesLater.Load(); n != nil {
 				n.OnSignIn(work, tab, ok, how)
 			}
 		}, cfg.Log)
@@ -169,7 +170,13 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	}
 	js := jobs.New(jobs.Options{Browser: brw, RefuseURL: refuse, Store: st, Writer: w, Records: rec, Asker: needsAsker{nd}, DataDir: cfg.DataDir, Sessions: ss,
 		Drivers: drivers, Log: cfg.Log, MCPURL: url + "/mcp/run", Ready: agents.Ready, Models: agents.Models,
-		Hide: sec.Redactor().Hide, Context: work.Runs(), SecretHTTP: secretHTTP, Secrets: sec, GitHelper: runGitHelper(url), Bus: bus})
+		Hide: sec.Redactor().Hide, Context: work.Runs(), SecretHTTP: secretHTTP, Secrets: sec, GitHelper: runGitHelper(url), Bus: bus,
+		SiteRule: func(ctx context.Context, site string) string { // the nodes keep the person's capture sites
+			if n := nodesLater.Load(); n != nil {
+				return n.SiteRule(ctx, site)
+			}
+			return ""
+		}})
 	runSignIns.Store(js)
 	if err := js.Start(ctx); err != nil {
 		ln.Close()
@@ -229,7 +236,7 @@ func startRuntime(ctx context.Context, cfg runtimeConfig) (*Runtime, error) {
 	nodes := node.New(node.Config{Store: st, Writer: w, Bus: bus, Assistant: asst, Records: rec, Needs: nd, Log: cfg.Log,
 		Jobs: js, Sessions: ss, Runs: tools.NewRuns(js, ss, prof), SecretHTTP: secretHTTP, SecretEnv: sec.ForCommand, Computer: comp,
 		Terminals: nodeTerms, Browser: brw, RefuseURL: refuse})
-	signIns.Store(nodes)
+	nodesLater.Store(nodes)
 	if err := nodes.Start(ctx); err != nil {
 		cfg.Log.Warn("node: the turn queue did not start", "err", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/enginetest"
 	"github.com/ensemblework/ensemble/runtime/jobs"
 )
 
@@ -31,7 +32,7 @@ func (a browsingAgent) Start(ctx context.Context, spec engines.Spec, h engines.H
 	go func() {
 		defer close(r.done)
 		h.Event(engines.Event{At: time.Now(), Kind: engines.EventStarted, Session: "b1", Model: "browsing-1"})
-		tr := &mcp.StreamableClientTransport{Endpoint: spec.MCP.URL, HTTPClient: &http.Client{Transport: headerTransport(spec.MCP.Headers)}}
+		tr := &mcp.StreamableClientTransport{Endpoint: spec.MCP.URL, HTTPClient: enginetest.MCPClient(spec.MCP.Headers)}
 		sess, err := mcp.NewClient(&mcp.Implementation{Name: "browsing"}, nil).Connect(ctx, tr, nil)
 		if err != nil {
 			h.Event(engines.Event{At: time.Now(), Kind: engines.EventError, Text: "connect: " + err.Error()})
@@ -56,16 +57,6 @@ func (a browsingAgent) Start(ctx context.Context, spec engines.Spec, h engines.H
 		}
 	}()
 	return r, nil
-}
-
-type headerTransport map[string]string
-
-func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h {
-		r.Header.Set(k, v)
-	}
-	return http.DefaultTransport.RoundTrip(r)
 }
 
 // TestUIRunLivePicture: while a run's agent uses a tab, its task's page shows a small live

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
@@ -71,13 +72,21 @@ func (b *Broker) shoot(ctx context.Context, t *tab, o ShotOptions, s *Shot) erro
 		if err := b.viewport(ctx, width, height); err != nil {
 			return err
 		}
-		defer b.viewport(context.WithoutCancel(ctx), t.width, t.height)
+		defer func() {
+			c, cancel := afterCall(ctx, t)
+			defer cancel()
+			b.viewport(c, t.width, t.height)
+		}()
 	}
 	m, err := chromedp.Run(ctx, chromedp.Evaluate[maskResult](fmt.Sprintf(maskJS, secretSelector)))
 	if err != nil {
 		return err
 	}
-	defer chromedp.Run(context.WithoutCancel(ctx), chromedp.Evaluate[bool](unmaskJS))
+	defer func() {
+		c, cancel := afterCall(ctx, t)
+		defer cancel()
+		chromedp.Run(c, chromedp.Evaluate[bool](unmaskJS))
+	}()
 	s.Masked, s.Text = m.Masked, m.Text
 	p := page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng, OptimizeForSpeed: new(true)}
 	s.Mime = "image/png"
@@ -122,6 +131,21 @@ func (b *Broker) shoot(ctx context.Context, t *tab, o ShotOptions, s *Shot) erro
 	s.Image = res.Data
 	return nil
 }
+
+// afterCall is the context that puts a page back as a call found it (its size, its masked
+// fields) once the call is over: the call's end does not stop it, the tab's closing does, and it
+// waits restoreWait at most, so a tab that went away cannot keep it, and the tab's lock, forever.
+func afterCall(ctx context.Context, t *tab) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreWait)
+	tctx := t.context()
+	if tctx == nil {
+		return c, cancel
+	}
+	stop := context.AfterFunc(tctx, cancel)
+	return c, func() { stop(); cancel() }
+}
+
+const restoreWait = 3 * time.Second
 
 // elementClip is the element's box on the page, scrolled into view.
 func elementClip(ctx context.Context, n cdp.BackendNodeID) (*page.Viewport, error) {

@@ -147,6 +147,7 @@ func TestBadBodiesEveryRoute(t *testing.T) {
 		{pattern: "POST /api/node/secrets/{messageId}", path: "/api/node/secrets/msg_nope", wrongType: `{"allow":7}`},
 		{pattern: "POST /api/node/logins/{messageId}", path: "/api/node/logins/msg_nope", wrongType: `{"action":7}`},
 		{pattern: "PUT /api/node/preview-sites", path: "/api/node/preview-sites", wrongType: `{"sites":"a.com"}`},
+		{pattern: "PUT /api/node/never-sites", path: "/api/node/never-sites", wrongType: `{"sites":"a.com"}`},
 		{pattern: "POST /api/node/takeovers", path: "/api/node/takeovers", wrongType: `{"liveCardId":7}`},
 		{pattern: "POST /api/node/takeovers/{id}/control", path: "/api/node/takeovers/tk_nope/control", wrongType: `{"on":"yes"}`},
 		{pattern: "POST /api/node/takeovers/{id}/end", path: "/api/node/takeovers/tk_nope/end", wrongType: `{"done":"yes"}`},

@@ -13,6 +13,8 @@ import (
 //	POST /api/node/logins/{messageId}    {action: local|done|check|decline}; an ended sign-in is 409
 //	GET  /api/node/preview-sites         {sites}
 //	PUT  /api/node/preview-sites         {sites}: replaces them
+//	GET  /api/node/never-sites           {sites}: the sites never captured (no screenshot, no run's live picture)
+//	PUT  /api/node/never-sites           {sites}: replaces them; a site takes one rule, so it leaves the other list
 //
 // A held capture opens at GET /api/node/messages/{id}/files/{fileId} from its media_preview card
 // and is released or discarded at POST /api/node/approvals/{messageId} {decision: approve|discard},
@@ -23,8 +25,10 @@ import (
 func (s *Server) mountNodeLogins(api func(string, http.HandlerFunc)) {
 	api("GET /api/node/logins/{messageId}", s.getLogin)
 	api("POST /api/node/logins/{messageId}", s.answerLogin)
-	api("GET /api/node/preview-sites", s.previewSites)
-	api("PUT /api/node/preview-sites", s.setPreviewSites)
+	api("GET /api/node/preview-sites", s.captureSites(node.SitePreview))
+	api("PUT /api/node/preview-sites", s.setCaptureSites(node.SitePreview))
+	api("GET /api/node/never-sites", s.captureSites(node.SiteNever))
+	api("PUT /api/node/never-sites", s.setCaptureSites(node.SiteNever))
 	api("POST /api/node/evidence/{fileId}/release", s.answerHeldFile(node.Approve))
 	api("POST /api/node/evidence/{fileId}/discard", s.answerHeldFile(node.Discard))
 }
@@ -53,25 +57,29 @@ func (s *Server) answerLogin(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, r, http.StatusOK, m, err)
 }
 
-func (s *Server) previewSites(w http.ResponseWriter, r *http.Request) {
-	sites, err := s.opts.Nodes.PreviewSites(r.Context())
-	if sites == nil {
-		sites = []string{}
+func (s *Server) captureSites(rule string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		sites, err := s.opts.Nodes.CaptureSites(r.Context(), rule)
+		if sites == nil {
+			sites = []string{}
+		}
+		s.answer(w, r, http.StatusOK, map[string]any{"sites": sites}, err)
 	}
-	s.answer(w, r, http.StatusOK, map[string]any{"sites": sites}, err)
 }
 
-func (s *Server) setPreviewSites(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Sites []string `json:"sites"`
+func (s *Server) setCaptureSites(rule string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Sites []string `json:"sites"`
+		}
+		if err := decode(w, r, &in); err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		sites, err := s.opts.Nodes.SetCaptureSites(r.Context(), rule, in.Sites)
+		if sites == nil {
+			sites = []string{}
+		}
+		s.answer(w, r, http.StatusOK, map[string]any{"sites": sites}, err)
 	}
-	if err := decode(w, r, &in); err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	sites, err := s.opts.Nodes.SetPreviewSites(r.Context(), in.Sites)
-	if sites == nil {
-		sites = []string{}
-	}
-	s.answer(w, r, http.StatusOK, map[string]any{"sites": sites}, err)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ensemblework/ensemble/engines"
+	"github.com/ensemblework/ensemble/engines/enginetest"
 	"github.com/ensemblework/ensemble/runtime/models"
 )
 
@@ -63,16 +64,6 @@ type standInRun struct {
 func (r *standInRun) Wait() (engines.Result, error)  { <-r.done; return r.res, r.err }
 func (r *standInRun) Stop(ctx context.Context) error { return nil }
 
-type headerTransport map[string]string
-
-func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h {
-		r.Header.Set(k, v)
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 func connect(ctx context.Context, m engines.MCPServer, changed chan struct{}) (*mcp.ClientSession, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "stand-in", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -82,7 +73,7 @@ func connect(ctx context.Context, m engines.MCPServer, changed chan struct{}) (*
 			}
 		}})
 	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: m.URL,
-		HTTPClient: &http.Client{Transport: headerTransport(m.Headers)}}, nil)
+		HTTPClient: enginetest.MCPClient(m.Headers)}, nil)
 }
 
 // planFixture is a Service whose plan "claude-code" is the stand-in agent.

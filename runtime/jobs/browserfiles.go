@@ -109,10 +109,16 @@ func (r *run) view(ctx context.Context, b Browser, in BrowserViewInput) (*mcp.Ca
 	}
 	k := r.keepShot(shot)
 	res, data, _ := r.shotAnswer(k)
-	if k.err != nil || k.held {
+	said := ""
+	switch {
+	case r.siteRule(siteName(shot.URL)) == SiteNever:
+		said = "No picture was kept: the person never has " + siteName(shot.URL) + " captured."
+	case k.err != nil || k.held:
 		return res, data, nil
+	default:
+		said = res.Content[0].(*mcp.TextContent).Text
 	}
-	text := pageLine(shot.Page) + " " + res.Content[0].(*mcp.TextContent).Text
+	text := pageLine(shot.Page) + " " + said
 	if sn, err := b.Snapshot(ctx, w, tab, browser.SnapshotOptions{}); err == nil {
 		r.snaps.Keep(tab, sn.Text)
 		text += "\n" + fencePage(r.hide(sn.Text))

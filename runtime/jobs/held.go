@@ -39,6 +39,20 @@ func (r *run) shotTextPath(id string) string {
 	return filepath.Join(r.evidenceDir(), "text", id+".txt")
 }
 
+// The person's rules for capturing a site (runtime/node keeps them, for nodes and runs alike).
+const (
+	SitePreview = "preview" // held for the person's preview
+	SiteNever   = "never"   // not captured at all
+)
+
+// siteRule is the person's rule for capturing site, or "".
+func (r *run) siteRule(site string) string {
+	if r.s.opts.SiteRule == nil || site == "" {
+		return ""
+	}
+	return r.s.opts.SiteRule(r.ctx, site)
+}
+
 // holdReason is why text is held from the agent and the run's evidence, or "".
 func (r *run) holdReason(text string) string {
 	switch {
@@ -75,9 +89,17 @@ func (r *run) keepShot(shot browser.Shot) kept {
 	if shot.Mime == "image/jpeg" {
 		ext = ".jpg"
 	}
+	site := siteName(shot.URL)
+	rule := r.siteRule(site)
+	if rule == SiteNever {
+		return kept{err: fmt.Errorf("the person never has %s captured, so no picture of it was kept; read the page with browser_snapshot", site)}
+	}
 	ev := Evidence{ID: newEvidenceID(), Kind: "screenshot", Name: "screenshot-" + time.Now().UTC().Format("20060102-150405") + ext,
 		Size: int64(len(shot.Image)), Caption: Redact(trim(shot.Title, previewInput))}
 	k := kept{ev: ev, width: shot.Width, height: shot.Height, why: r.holdReason(shot.Text)}
+	if k.why == "" && rule == SitePreview {
+		k.why = "is of " + site + ", whose captures the person sees first"
+	}
 	if k.held = k.why != ""; k.held {
 		k.ev.Caption = ""
 		k.err = r.holdBytes(ev, shot.Image, k.why)

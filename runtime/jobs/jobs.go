@@ -256,6 +256,9 @@ type Options struct {
 	// Ensemble itself (its own UI, its relay), or "".
 	Browser   Browser
 	RefuseURL func(url string) string
+	// SiteRule is the person's rule for capturing a site (a host): SiteNever (no screenshot, no
+	// live picture), SitePreview (held for their preview) or ""; nil, none.
+	SiteRule func(ctx context.Context, site string) string
 	// Bus carries what is live only and never kept: a run's live picture changed (KindLive).
 	Bus    *events.Bus
 	Log    *slog.Logger

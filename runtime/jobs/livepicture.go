@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/ensemblework/ensemble/browser"
@@ -13,8 +14,9 @@ import (
 
 // A run's live picture (spec 002 §8.16, Live view): while its agent uses a tab, the person sees
 // a small JPEG of it, taken every few seconds and kept only in memory, the latest one per run.
-// A tab held for a sign-in or a human check, one the person controls, or a page showing a saved
-// secret or a key is not pictured: the picture says it is paused, and why.
+// A tab held for a sign-in or a human check, one the person controls, a site they never have
+// captured or see captures of first, or a page showing a saved secret or a key is not pictured:
+// the picture says it is paused, and why.
 
 // KindLive says a run's live picture changed (live only: never kept, seq 0).
 const KindLive events.Kind = "run.live"
@@ -24,6 +26,7 @@ const (
 	PausedSensitive = "sensitive"        // the tab waits for the person's sign-in or human check
 	PausedControl   = "controlled"       // the person is taking the tab over
 	PausedSecret    = "secret_on_screen" // the page shows a saved secret or something key-shaped
+	PausedPrivate   = "private_site"     // the person never has the site captured, or sees its captures first
 )
 
 // The live picture's size and pace.
@@ -31,6 +34,7 @@ const (
 	liveWidth   = 640
 	liveQuality = 45
 	liveEvery   = 3 * time.Second
+	glanceWait  = 10 * time.Second // for one picture; the ticks a slow one spans are dropped
 )
 
 // Live is what KindLive says, and what a live picture shows.
@@ -74,7 +78,7 @@ func (r *run) watchLive() {
 		case <-r.ctx.Done():
 			return
 		case <-tick.C:
-			ctx, cancel := context.WithTimeout(r.ctx, every)
+			ctx, cancel := context.WithTimeout(r.ctx, glanceWait)
 			r.glance(ctx, g)
 			cancel()
 		}
@@ -102,6 +106,9 @@ func (r *run) glance(ctx context.Context, g browser.Glancer) {
 	default:
 		p.Paused = PausedSensitive
 	}
+	if p.Paused == "" && r.siteRule(siteName(t.URL)) != "" {
+		p.Paused = PausedPrivate
+	}
 	if p.Paused == "" {
 		shot, err := g.Glance(ctx, r.tabWork(), t.ID, liveWidth, liveQuality)
 		switch {
@@ -112,6 +119,10 @@ func (r *run) glance(ctx context.Context, g browser.Glancer) {
 		case err != nil:
 			r.s.log.Debug("jobs: a run's live picture", "job", r.job.ID, "err", err)
 			return
+		case !strings.HasPrefix(shot.URL, "http"):
+			return // a tab still opening (about:blank) shows nothing yet
+		case r.siteRule(siteName(shot.URL)) != "":
+			p.Paused = PausedPrivate // it went there while the picture was taken
 		case r.holdReason(shot.Text+"\n"+shot.URL+"\n"+shot.Title) != "":
 			p.Paused = PausedSecret
 		default:

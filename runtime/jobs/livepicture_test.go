@@ -28,6 +28,9 @@ func TestRunLivePicture(t *testing.T) {
 		o.Browser = realBroker(t)
 		o.Bus = bus
 		o.Timing.Live = 100 * time.Millisecond
+		o.SiteRule = func(_ context.Context, site string) string {
+			return map[string]string{"localhost": SiteNever}[site]
+		}
 	})
 	wait := func(what string, ok func(LivePicture, bool) bool) LivePicture {
 		t.Helper()
@@ -51,7 +54,7 @@ func TestRunLivePicture(t *testing.T) {
 		t.Fatal(text)
 	}
 	tab := regexp.MustCompile(`Tab (t\d+)`).FindStringSubmatch(text)[1]
-	p := wait("of the report", func(p LivePicture, has bool) bool { return has && len(p.Image) > 0 })
+	p := wait("of the report", func(p LivePicture, has bool) bool { return has && len(p.Image) > 0 && p.Title == "Report" })
 	img, err := jpeg.Decode(bytes.NewReader(p.Image))
 	if err != nil || img.Bounds().Dx() != liveWidth || p.Tab != tab || p.Title != "Report" || strings.Contains(p.URL, "abc") || p.Paused != "" {
 		t.Fatalf("picture %+v: %v", p.Live, err)
@@ -71,7 +74,24 @@ func TestRunLivePicture(t *testing.T) {
 	if err := b.Release(context.Background(), browser.Work("run:"+j.ID), tab, true); err != nil {
 		t.Fatal(err)
 	}
-	callText(t, sess, "browser_close", map[string]any{"tab": tab})
+	// A site the person never has captured: no picture kept or shown, its text still read.
+	never := strings.Replace(site.URL, "127.0.0.1", "localhost", 1) + "/"
+	view, isErr := callText(t, sess, "browser_view", map[string]any{"url": never})
+	if isErr || !strings.Contains(view, "No picture was kept") || !strings.Contains(view, "Quarterly numbers") || evidenceID.MatchString(view) {
+		t.Fatalf("browser_view of a site never captured: %q", view)
+	}
+	wait("paused for a site never captured", func(p LivePicture, has bool) bool { return has && p.Paused == PausedPrivate && len(p.Image) == 0 })
+	if shot, isErr := callText(t, sess, "capture_screenshot", map[string]any{"url": never}); !isErr || !strings.Contains(shot, "never has localhost captured") {
+		t.Fatalf("capture_screenshot of a site never captured: %q", shot)
+	}
+	for _, id := range []string{regexp.MustCompile(`Tab (t\d+)`).FindStringSubmatch(view)[1], tab} {
+		if text, isErr := callText(t, sess, "browser_close", map[string]any{"tab": id}); isErr {
+			t.Fatalf("close %s: %s", id, text)
+		}
+	}
+	if left := e.svc.opts.Browser.Tabs(browser.Work("run:" + j.ID)); len(left) != 0 {
+		t.Fatalf("tabs left open: %+v (view said %q)", left, view)
+	}
 	wait("gone with the tab", func(_ LivePicture, has bool) bool { return !has })
 
 	var seen []Live

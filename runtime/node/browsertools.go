@@ -605,10 +605,14 @@ func (s *Service) browserView(ctx context.Context, c *turnCtx, in viewIn) (tools
 		return tools.Result{}, err
 	}
 	k, err := s.keepShot(ctx, c, shot, cmpOr(in.Focus, "Screenshot of "+siteOf(shot.URL)))
-	if err != nil {
+	var never neverCaptured
+	if err != nil && !errors.As(err, &never) {
 		return tools.Result{}, err
 	}
 	out := pageSummary(shot.Page) + " " + k.summary()
+	if never != "" {
+		out = pageSummary(shot.Page) + " " + never.Error()
+	}
 	if !k.Held {
 		// The page's text only when its picture is not held: a held shot's words are its owner's.
 		if sn, err := s.cfg.Browser.Snapshot(ctx, w, tab, browser.SnapshotOptions{}); err == nil {

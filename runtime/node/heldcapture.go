@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/ensemblework/ensemble/browser"
 	"github.com/ensemblework/ensemble/runtime/computer"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/secrets"
+	"github.com/ensemblework/ensemble/runtime/store"
 )
 
 // Held captures (spec 002 §8.14, §8.16): a screenshot that shows a saved secret's value or
@@ -47,19 +47,18 @@ func (s *Service) holdReasons(ctx context.Context, text, site string) []string {
 	if secrets.KeyShaped(text) {
 		out = append(out, "it shows something shaped like a key or token")
 	}
-	if site != "" && s.previewsSite(ctx, site) {
+	if site != "" && s.SiteRule(ctx, site) == SitePreview {
 		out = append(out, "your owner sees captures of "+site+" first")
 	}
 	return out
 }
 
-// previewsSite reports whether the owner marked site (or a site it is part of) preview first.
-func (s *Service) previewsSite(ctx context.Context, site string) bool {
-	sites, err := s.PreviewSites(ctx)
-	if err != nil {
-		return false
-	}
-	return slices.ContainsFunc(sites, func(p string) bool { return site == p || strings.HasSuffix(site, "."+p) })
+// neverCaptured is a capture of a site the owner marked never captured: the picture is dropped
+// unseen and unkept.
+type neverCaptured string
+
+func (n neverCaptured) Error() string {
+	return fmt.Sprintf("Your owner never has %s captured, so no picture of it was kept; read the page's text instead (browser_snapshot).", string(n))
 }
 
 // keptShot is a screenshot kept as the node's evidence: shown with its reply, or held.
@@ -93,6 +92,9 @@ func (s *Service) keepShot(ctx context.Context, c *turnCtx, shot browser.Shot, c
 	}
 	if len(shot.Image) == 0 {
 		return keptShot{}, fmt.Errorf("The browser gave back no picture of %s, so there is nothing to show.", siteOf(shot.URL))
+	}
+	if site := siteOf(shot.URL); s.SiteRule(ctx, site) == SiteNever {
+		return keptShot{}, neverCaptured(site)
 	}
 	ext := ".png"
 	if shot.Mime == "image/jpeg" {
@@ -219,44 +221,84 @@ func heldFile(c Card, id string) (computer.Shared, bool) {
 	return c.Evidence[i], true
 }
 
+// The owner's rules for capturing a site (spec 002 §8.16), for every node and run.
+const (
+	SitePreview = "preview" // a capture of it waits for the owner on a card, shown to no model
+	SiteNever   = "never"   // it is not captured at all
+)
+
 // PreviewSites are the sites whose captures the owner sees first, sorted.
 func (s *Service) PreviewSites(ctx context.Context) ([]string, error) {
-	return queryAll(ctx, s.cfg.Store.Reader(), "read the preview sites", "SELECT site FROM browser_preview_sites ORDER BY site", nil,
+	return s.CaptureSites(ctx, SitePreview)
+}
+
+// CaptureSites are the sites with rule (SitePreview or SiteNever), sorted.
+func (s *Service) CaptureSites(ctx context.Context, rule string) ([]string, error) {
+	return queryAll(ctx, s.cfg.Store.Reader(), "read the capture sites", "SELECT site FROM browser_capture_sites WHERE rule = ? ORDER BY site", []any{rule},
 		func(sc scanner) (string, error) {
 			var site string
 			return site, sc.Scan(&site)
 		})
 }
 
-// SetPreviewSites replaces the sites whose captures the owner sees first (hosts, such as
-// bank.example.com; a site covers its subdomains).
+// SiteRule is the owner's rule for capturing site (a host; a rule for a site covers its
+// subdomains): SiteNever, SitePreview or "". Never wins over preview.
+func (s *Service) SiteRule(ctx context.Context, site string) string {
+	site = strings.ToLower(site)
+	if site == "" {
+		return ""
+	}
+	for _, r := range []string{SiteNever, SitePreview} {
+		sites, err := s.CaptureSites(ctx, r)
+		if err == nil && slices.ContainsFunc(sites, func(p string) bool { return site == p || strings.HasSuffix(site, "."+p) }) {
+			return r
+		}
+	}
+	return ""
+}
+
+// SetPreviewSites replaces the sites whose captures the owner sees first.
 func (s *Service) SetPreviewSites(ctx context.Context, sites []string) ([]string, error) {
+	return s.SetCaptureSites(ctx, SitePreview, sites)
+}
+
+// SetCaptureSites replaces the sites with rule (hosts, such as bank.example.com, or addresses,
+// whose host is taken; a site covers its subdomains). A site given one rule leaves the other.
+func (s *Service) SetCaptureSites(ctx context.Context, rule string, sites []string) ([]string, error) {
+	if rule != SitePreview && rule != SiteNever {
+		return nil, problem.Invalid("A site's capture rule is preview or never, not %q.", rule)
+	}
 	var clean []string
 	for _, site := range sites {
 		site = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(site)), ".")
 		if h := siteOf(site); strings.Contains(site, "://") && h != "" {
 			site = h
 		}
-		if site != "" && !slices.Contains(clean, site) && len(site) <= 253 && !strings.ContainsAny(site, " /") {
-			clean = append(clean, site)
+		if site == "" || slices.Contains(clean, site) {
+			continue
 		}
+		if len(site) > 253 || strings.ContainsAny(site, " /\\\t") {
+			return nil, problem.Invalid("%q is not a site: give its host, such as bank.example.com.", site)
+		}
+		clean = append(clean, site)
 	}
 	if len(clean) > 200 {
-		return nil, fmt.Errorf("At most 200 preview sites.")
+		return nil, problem.Invalid("At most 200 sites take one rule.")
 	}
 	err := s.cfg.Writer.Exec(ctx, func(tx *ledger.Tx) error {
-		if _, err := tx.ExecContext(tx.Context(), "DELETE FROM browser_preview_sites"); err != nil {
+		if _, err := tx.ExecContext(tx.Context(), "DELETE FROM browser_capture_sites WHERE rule = ?", rule); err != nil {
 			return err
 		}
 		for _, site := range clean {
-			if _, err := tx.ExecContext(tx.Context(), "INSERT INTO browser_preview_sites (site, created_at) VALUES (?, ?)", site, tx.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+			if _, err := tx.ExecContext(tx.Context(), `INSERT INTO browser_capture_sites (site, rule, created_at) VALUES (?, ?, ?)
+				ON CONFLICT (site) DO UPDATE SET rule = excluded.rule, created_at = excluded.created_at`, site, rule, store.Stamp(tx.Now())); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("node: keep the preview sites: %w", err)
+		return nil, fmt.Errorf("node: keep the capture sites: %w", err)
 	}
 	slices.Sort(clean)
 	return clean, nil

@@ -67,7 +67,7 @@ func (a *reportingAgent) Start(ctx context.Context, spec engines.Spec, h engines
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
 	sess, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: spec.MCP.URL,
-		HTTPClient: &http.Client{Transport: headerTransport(spec.MCP.Headers)}}, nil)
+		HTTPClient: enginetest.MCPClient(spec.MCP.Headers)}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -85,16 +85,6 @@ func (r agentRun) Wait() (engines.Result, error) {
 	return engines.Result{SessionID: r.session, Summary: "Reported."}, nil
 }
 func (agentRun) Stop(context.Context) error { return nil }
-
-type headerTransport map[string]string
-
-func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h {
-		r.Header.Set(k, v)
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 // A crew's lead plans a build and its check in a git folder; both go to the coding agent. The
 // check fails once: the build is repaired in the same session (its run continues the build's

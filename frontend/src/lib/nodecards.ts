@@ -78,7 +78,14 @@ export const loginApi = {
 };
 
 /** The sites whose captures wait for the owner's preview (every node's): GET/PUT /api/node/preview-sites. */
-export const previewSitesApi = {
-  list: () => request<{ sites: string[] }>('GET', '/api/node/preview-sites').then((r) => r.sites ?? []),
-  set: (sites: string[]) => request<{ sites: string[] }>('PUT', '/api/node/preview-sites', { sites }).then((r) => r.sites ?? []),
-};
+/** The owner's rules for capturing a site: its captures wait for them first, or it is never captured. */
+export type SiteRule = 'preview' | 'never';
+
+/** The sites with a capture rule, for every node and run (one rule per site). */
+export function captureSitesApi(rule: SiteRule) {
+  const path = `/api/node/${rule}-sites`;
+  return {
+    list: () => request<{ sites: string[] }>('GET', path).then((r) => r.sites ?? []),
+    set: (sites: string[]) => request<{ sites: string[] }>('PUT', path, { sites }).then((r) => r.sites ?? []),
+  };
+}
