@@ -42,6 +42,9 @@ func (a needsAsker) Ask(ctx context.Context, q jobs.Question) (jobs.Reply, error
 	} else {
 		d = needs.NewQuestion(src, q.Text, q.Options, q.Recommended, q.FreeText)
 		d.Why = q.Why
+		if q.SignIn != nil {
+			d.SignIn = &needs.SignIn{Tab: q.SignIn.Tab, Site: q.SignIn.Site, Purpose: q.SignIn.Purpose}
+		}
 		if d.Why == "" && q.Recommended >= 0 {
 			d.Why = "The agent recommends it."
 		}

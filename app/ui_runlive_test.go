@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -23,6 +25,9 @@ import (
 type browsingAgent struct {
 	pages []string
 	next  chan struct{}
+	// login hands the first page to the person to sign in (browser_login_needed) before going on:
+	// a page on this computer's own address is not taken for a sign-in by itself.
+	login bool
 }
 
 func (browsingAgent) Name() string { return "browsing" }
@@ -48,6 +53,15 @@ func (a browsingAgent) Start(ctx context.Context, spec engines.Spec, h engines.H
 				return
 			}
 			args["tab"] = "t1"
+			if a.login {
+				res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "browser_login_needed", Arguments: map[string]any{"tab": "t1",
+					"reason": "to read the balance", "signedInUrl": "*/account"}})
+				if err != nil || res.IsError {
+					h.Event(engines.Event{At: time.Now(), Kind: engines.EventError, Text: "browser_login_needed failed"})
+					return
+				}
+				a.login = false
+			}
 			h.Event(engines.Event{At: time.Now(), Kind: engines.EventMessage, Text: "Opened " + p})
 			select {
 			case <-a.next:
@@ -117,4 +131,91 @@ func TestUIRunLivePicture(t *testing.T) {
 
 	agent.next <- struct{}{} // the run ends
 	waitFor(t, ctx, "the picture goes with the run", `!document.querySelector('[data-testid="run-live"]') && document.querySelector('.run-card[data-job-id]')?.dataset.status === 'done'`)
+}
+
+// TestUIRunSignInFromNeedsMe: a run no node follows meets a sign-in page; its question on Needs
+// me opens the held tab's clean browser in the page (as from a phone, with no screen needed), the
+// person signs in there with taps and typing, and the run goes on signed in by itself.
+func TestUIRunSignInFromNeedsMe(t *testing.T) {
+	needUI(t)
+	site := signInSite(t)
+	agent := browsingAgent{pages: []string{site.URL + "/account"}, next: make(chan struct{}), login: true}
+	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: t.TempDir(), Addr: "127.0.0.1:0",
+		Log: slog.New(slog.DiscardHandler), Drivers: map[string]engines.Driver{"browsing": agent}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
+	var j jobs.Job
+	if err := c.do(context.Background(), "POST", "/api/agent/assign", map[string]any{"title": "Read my balance", "agent": "browsing",
+		"folder": t.TempDir(), "settings": map[string]any{"mode": "review"}}, &j); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(newBrowser(t), browserTestTime)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(location.hash = '#/needs', true)`)); err != nil {
+		t.Fatal(err)
+	}
+	need := `[data-need-id]`
+	waitFor(t, ctx, "the run's sign-in on Needs me", `!!document.querySelector('`+need+` .need-open-browser') && document.querySelector('`+need+`').textContent.includes('127.0.0.1')`)
+	press(t, ctx, need+` .need-open-browser`)
+	pic := need + ` .bv-picture`
+	waitFor(t, ctx, "the clean browser's picture, in control", `(document.querySelector('`+pic+`')?.naturalWidth || 0) > 0 &&
+		document.querySelector('`+need+` .bv')?.dataset.mode === 'control' && document.querySelector('`+need+` .bv')?.dataset.browser === 'clean'`)
+	screenshot(t, ctx, "run-signin-needs-1280.png", 1280)
+	screenshot(t, ctx, "run-signin-needs-390.png", 390)
+	tap := func(at [2]float64) {
+		t.Helper()
+		xy, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](fmt.Sprintf(`(() => {
+			const el = document.querySelector('%s');
+			el.scrollIntoView({ block: 'center' });
+			const r = el.getBoundingClientRect();
+			return [r.left + r.width * %g, r.top + r.height * %g];
+		})()`, pic, at[0], at[1])))
+		if err != nil || len(xy) != 2 {
+			t.Fatalf("where the picture is: %v %v", xy, err)
+		}
+		if err := chromedp.Do(ctx, chromedp.MouseClickXY(xy[0], xy[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	typeIn := func(text string, enter bool) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.SendKeys(need+` .bv-type input`, text)); err != nil {
+			t.Fatal(err)
+		}
+		press(t, ctx, need+map[bool]string{true: ` .bv-enter`, false: ` .bv-send`}[enter])
+	}
+	tap(userField)
+	typeIn("ada", false)
+	tap(passField)
+	typeIn("s3cret-pass", true)
+	waitFor(t, ctx, "the question gone once the sign-in is seen", `!document.querySelector('`+need+` .need-open-browser') && !document.querySelector('`+need+` .bv')`)
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var trace struct {
+			Events []struct {
+				Kind string          `json:"kind"`
+				Data json.RawMessage `json:"data"`
+			} `json:"events"`
+		}
+		c.do(ctx, "GET", "/api/events/log?kinds=run.&subject="+j.ID, nil, &trace)
+		var seen []string
+		for _, e := range trace.Events {
+			seen = append(seen, string(e.Data))
+		}
+		all := strings.Join(seen, "\n")
+		if strings.Contains(all, "Signed in: the run's tab") && strings.Contains(all, "Opened "+site.URL+"/account") && !strings.Contains(all, "failed") {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the run did not go on signed in:\n%s", all)
+		}
+	}
+	agent.next <- struct{}{}
+	waitFor(t, ctx, "nothing left on Needs me", `!document.querySelector('`+need+`')`)
 }

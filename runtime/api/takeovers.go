@@ -20,7 +20,9 @@ import (
 // The owner's live view of a node's terminal or browser tab (spec 002 §8.17), opened from its live
 // card, and a sign-in's view of the clean browser (§8.16.2), opened from its sign-in card:
 //
-//	POST   /api/node/takeovers                 {liveCardId} or {loginCardId} → 201 {takeover}; an ended card is 410
+//	POST   /api/node/takeovers                 {liveCardId}, {loginCardId} or {runId, tab} (a run's tab held for the
+//	                                           person's sign-in, asked on Needs me) → 201 {takeover}; an ended card or
+//	                                           sign-in is 410
 //	GET    /api/node/takeovers/{id}            {takeover}
 //	POST   /api/node/takeovers/{id}/control    {on} → {takeover}: control (the node's terminal_send waits) or watch
 //	POST   /api/node/takeovers/{id}/extend     {takeover} with its end 10 minutes later; at the hour 409
@@ -68,23 +70,34 @@ func (s *Server) mountTakeovers(api func(string, http.HandlerFunc)) {
 		var in struct {
 			LiveCardID  string `json:"liveCardId"`
 			LoginCardID string `json:"loginCardId"`
+			RunID       string `json:"runId"` // with tab: a run's own sign-in, asked on Needs me
+			Tab         string `json:"tab"`
 		}
 		if err := decode(w, r, &in); err != nil {
 			s.writeErr(w, r, err)
 			return
 		}
+		const which = `{"liveCardId": "…"}, {"loginCardId": "…"} or {"runId": "…", "tab": "t1"}`
 		var t node.Takeover
 		var err error
+		given := 0
+		for _, named := range []bool{in.LiveCardID != "", in.LoginCardID != "", in.RunID != "" || in.Tab != ""} {
+			if named {
+				given++
+			}
+		}
 		switch {
-		case in.LiveCardID != "" && in.LoginCardID != "":
-			writeError(w, http.StatusBadRequest, `Open one card at a time: {"liveCardId": "…"} or {"loginCardId": "…"}.`)
+		case given > 1:
+			writeError(w, http.StatusBadRequest, "Open one view at a time: "+which+".")
 			return
 		case in.LoginCardID != "":
 			t, err = s.opts.Nodes.OpenLoginTakeover(r.Context(), in.LoginCardID)
 		case in.LiveCardID != "":
 			t, err = s.opts.Nodes.OpenTakeover(r.Context(), in.LiveCardID)
+		case in.RunID != "" && in.Tab != "":
+			t, err = s.opts.Nodes.OpenRunSignInTakeover(r.Context(), in.RunID, in.Tab)
 		default:
-			writeError(w, http.StatusBadRequest, `Say which card to open: {"liveCardId": "…"} or {"loginCardId": "…"}.`)
+			writeError(w, http.StatusBadRequest, "Say what to open: "+which+".")
 			return
 		}
 		answer(w, r, http.StatusCreated, t, err)

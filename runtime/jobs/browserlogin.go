@@ -87,7 +87,7 @@ func (r *run) signIn(ctx context.Context, b Browser, tab, purpose, why string, c
 	}
 	seen := r.watchSignIn(tab)
 	defer r.unwatchSignIn(tab)
-	where := "This computer has no screen for a sign-in window: sign in to " + site + " in Ensemble's browser (a node's login card opens it from the phone), then choose I signed in."
+	where := "This computer has no screen for a sign-in window: Open the browser on this question shows that page from here or from your phone; sign in there, and the run goes on by itself."
 	if b.Status(ctx).Display {
 		if visible, err := b.OpenClean(ctx, w, tab); err == nil && visible {
 			where = "A sign-in window is open on this computer's screen at that page; the run goes on by itself once you are signed in."
@@ -96,7 +96,8 @@ func (r *run) signIn(ctx context.Context, b Browser, tab, purpose, why string, c
 	r.rec.add(KindNote, Trace{Text: fmt.Sprintf("The run needs you to %s (%s). %s", what, why, where)}, nil)
 	for try := 1; ; try++ {
 		done, reply, err := r.askSignIn(ctx, seen, Question{Kind: AgentQuestion, Text: fmt.Sprintf("%s needs you to %s for this run. %s", r.job.Agent, what, where),
-			Options: signInOptions, Recommended: signedInOption, Why: "The agent never sees the page or what you type."})
+			Options: signInOptions, Recommended: signedInOption, Why: "The agent never sees the page or what you type.",
+			SignIn: &TabSignIn{Tab: tab, Site: site, Purpose: purpose}})
 		switch {
 		case err != nil:
 			b.Release(context.WithoutCancel(ctx), w, tab, true)

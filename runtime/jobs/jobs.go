@@ -177,6 +177,16 @@ type Question struct {
 	Tool    string         `json:"tool,omitempty"`
 	Input   string         `json:"input,omitempty"`
 	Verdict *judge.Verdict `json:"verdict,omitempty"`
+	// SignIn is a question that is a sign-in or a human check in one of the run's tabs, held for
+	// the person: where they ask it, they can open that tab's clean browser.
+	SignIn *TabSignIn `json:"signIn,omitempty"`
+}
+
+// TabSignIn is the run's tab a sign-in waits in.
+type TabSignIn struct {
+	Tab     string `json:"tab"`
+	Site    string `json:"site"`
+	Purpose string `json:"purpose"` // sign_in or human_check
 }
 
 // Reply is the person's answer: the option chosen (-1 for free text) and its text.

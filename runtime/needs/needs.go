@@ -104,6 +104,10 @@ type Decision struct {
 	Why      string `json:"why,omitempty"`
 	FreeText bool   `json:"freeText"`
 
+	// SignIn is a run's question that is a sign-in or a human check in one of its tabs, which the
+	// person can do from here (the tab's clean browser, from the window or the phone).
+	SignIn *SignIn `json:"signIn,omitempty"`
+
 	Created    time.Time  `json:"created"`
 	Status     Status     `json:"status"`
 	Answer     *Answer    `json:"answer,omitempty"`
@@ -113,6 +117,13 @@ type Decision struct {
 	ClosedAt *time.Time `json:"closedAt,omitempty"`
 
 	recommendSet bool // a permission's recommendation was chosen, not left at the zero value
+}
+
+// SignIn is the tab a run's sign-in waits in.
+type SignIn struct {
+	Tab     string `json:"tab"`
+	Site    string `json:"site"`
+	Purpose string `json:"purpose"` // sign_in or human_check
 }
 
 // Answer is the answer to a decision: an option's index and its label, or [FreeText] and the text.

@@ -13,7 +13,7 @@ import (
 
 // columns are the decisions table's columns in the order scan reads them.
 const columns = `id, kind, run_id, title, question, call, touches, reason, options, recommended, why, free_text,
-	created_at, status, answer_option, answer_text, answered_by, answered_at, closed_at`
+	created_at, status, answer_option, answer_text, answered_by, answered_at, closed_at, sign_in`
 
 func insert(t *ledger.Tx, d Decision) error {
 	touches, err := json.Marshal(d.Touches)
@@ -24,11 +24,16 @@ func insert(t *ledger.Tx, d Decision) error {
 	if err != nil {
 		return fmt.Errorf("needs: encode options: %w", err)
 	}
+	signIn := ""
+	if d.SignIn != nil {
+		b, _ := json.Marshal(d.SignIn)
+		signIn = string(b)
+	}
 	_, err = t.ExecContext(t.Context(), `INSERT INTO decisions
-		(id, kind, run_id, title, question, call, touches, reason, options, recommended, why, free_text, created_at, status)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open')`,
+		(id, kind, run_id, title, question, call, touches, reason, options, recommended, why, free_text, created_at, status, sign_in)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)`,
 		d.ID, string(d.Kind), d.Source.RunID, d.Source.Title, d.Question, d.Call, string(touches), d.Reason,
-		string(options), d.Recommended, d.Why, d.FreeText, store.Stamp(d.Created))
+		string(options), d.Recommended, d.Why, d.FreeText, store.Stamp(d.Created), signIn)
 	if err != nil {
 		return fmt.Errorf("needs: save decision: %w", err)
 	}
@@ -41,12 +46,13 @@ func scan(r scanner) (Decision, error) {
 	var (
 		d                              Decision
 		kind, status, touches, options string
+		signIn                         string
 		created                        string
 		option                         sql.NullInt64
 		text, by, answeredAt, closedAt sql.NullString
 	)
 	err := r.Scan(&d.ID, &kind, &d.Source.RunID, &d.Source.Title, &d.Question, &d.Call, &touches, &d.Reason,
-		&options, &d.Recommended, &d.Why, &d.FreeText, &created, &status, &option, &text, &by, &answeredAt, &closedAt)
+		&options, &d.Recommended, &d.Why, &d.FreeText, &created, &status, &option, &text, &by, &answeredAt, &closedAt, &signIn)
 	if err != nil {
 		return d, err
 	}
@@ -57,6 +63,12 @@ func scan(r scanner) (Decision, error) {
 	}
 	if err := json.Unmarshal([]byte(options), &d.Options); err != nil {
 		return d, fmt.Errorf("needs: decision %s: options: %w", d.ID, err)
+	}
+	if signIn != "" {
+		d.SignIn = new(SignIn)
+		if err := json.Unmarshal([]byte(signIn), d.SignIn); err != nil {
+			return d, fmt.Errorf("needs: decision %s: sign-in: %w", d.ID, err)
+		}
 	}
 	if option.Valid {
 		d.Answer = &Answer{Option: int(option.Int64), Text: text.String}

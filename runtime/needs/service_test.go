@@ -415,3 +415,25 @@ func TestRecommendationKeptWithWhy(t *testing.T) {
 	cancel()
 	a.wait(t)
 }
+
+// A run's sign-in question keeps its tab and site, for the card that opens its browser; other
+// decisions have none.
+func TestSignInKept(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	d := question()
+	d.SignIn = &SignIn{Tab: "t4", Site: "portal.example", Purpose: "sign_in"}
+	a := f.ask(t, ctx, d)
+	b := f.ask(t, ctx, question())
+	got, err := f.s.Get(ctx, a.id)
+	if err != nil || got.SignIn == nil || *got.SignIn != *d.SignIn {
+		t.Fatalf("the sign-in decision: %+v %v", got.SignIn, err)
+	}
+	if other, _ := f.s.Get(ctx, b.id); other.SignIn != nil {
+		t.Fatalf("a plain question has a sign-in: %+v", other.SignIn)
+	}
+	f.s.Answer(ctx, a.id, Choose(0), ByBrowser)
+	f.s.Answer(ctx, b.id, Choose(0), ByBrowser)
+	a.wait(t)
+	b.wait(t)
+}

@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ensemblework/ensemble/browser"
@@ -64,24 +66,65 @@ func (s *Service) OpenLoginTakeover(ctx context.Context, loginCardID string) (Ta
 	if w == "" {
 		w = nodeWork(m.NodeID)
 	}
-	lt := s.liveTabOf(w, c.Tab, m.NodeID, true)
+	return s.openSignInView(ctx, w, c.Tab, m.NodeID, m.ID)
+}
+
+// OpenRunSignInTakeover opens the owner's view of a run's tab held for their sign-in or a human
+// check, where no node follows the run (it asks on Needs me): the clean browser, in control, from
+// the window or the phone. The run goes on once the broker sees it done, as with a sign-in window.
+func (s *Service) OpenRunSignInTakeover(ctx context.Context, jobID, tab string) (Takeover, error) {
+	if s.cfg.Browser == nil {
+		return Takeover{}, errNoBrowser
+	}
+	w := browser.Work("run:" + jobID)
+	i := slices.IndexFunc(s.cfg.Browser.Tabs(w), func(t browser.TabInfo) bool { return t.ID == tab && t.Held })
+	if i < 0 {
+		return Takeover{}, ErrSignInEnded
+	}
+	return s.openSignInView(ctx, w, tab, "", "")
+}
+
+// openSignInView opens a sign-in's view of w's held tab in the clean browser, in control: a watch
+// of the tab makes way for it, a view in control keeps it (a conflict). When the clean browser
+// cannot start, the view shows the tab itself and its Note says so. login is the sign-in card it
+// was opened from ("" for a run's, which has none).
+func (s *Service) openSignInView(ctx context.Context, w browser.Work, tab, nodeID, login string) (Takeover, error) {
+	lt := s.liveTabOf(w, tab, nodeID, true)
 	now := s.now()
-	to := &liveTakeover{s: s, tab: lt, login: m.ID, created: now, done: make(chan struct{}), lastSeen: now, switched: make(chan struct{}),
-		info: Takeover{ID: newTakeoverID(), Kind: "browser", Mode: ModeControl, Browser: "clean", LoginCardID: m.ID, Tab: c.Tab,
-			EndsAt: now.Add(TakeoverWindow), MaxEndsAt: now.Add(TakeoverMax)}}
+	to := &liveTakeover{s: s, tab: lt, login: login, signIn: true, created: now, done: make(chan struct{}), lastSeen: now, switched: make(chan struct{}),
+		info: Takeover{ID: newTakeoverID(), Kind: "browser", Mode: ModeControl, Browser: "clean", LoginCardID: login, SignIn: true, Tab: tab,
+			RunID: strings.TrimPrefix(string(w), "run:"), EndsAt: now.Add(TakeoverWindow), MaxEndsAt: now.Add(TakeoverMax)}}
+	if !strings.HasPrefix(string(w), "run:") {
+		to.info.RunID = ""
+	}
 	if err := lt.takeControl(to.info.ID); err != nil {
 		return Takeover{}, err
 	}
 	s.endWatchesOf(lt, to)
-	if _, err := s.cfg.Browser.OpenClean(ctx, w, c.Tab); err != nil {
+	if _, err := s.cfg.Browser.OpenClean(ctx, w, tab); err != nil {
 		s.log.Warn("node sign-in: the clean browser did not open; showing the tab", "takeover", to.info.ID, "err", err)
-		to.info.Browser, to.info.Note = "tab", "The clean browser could not start on this computer; this is the node's own tab."
+		to.info.Browser, to.info.Note = "tab", "The clean browser could not start on this computer; this is the tab itself."
 	} else {
 		to.clean = true
 	}
 	s.addTakeover(to)
-	s.noteLive(KindTakeoverStep, LiveStep{Step: "created", TakeoverID: to.info.ID, Tab: c.Tab, Kind: "browser", Reason: "sign_in"})
+	s.noteLive(KindTakeoverStep, LiveStep{Step: "created", TakeoverID: to.info.ID, Tab: tab, Kind: "browser", Reason: "sign_in"})
 	return to.snapshot(), nil
+}
+
+// endSignInViews ends the sign-in views of w's tab once the broker saw it done (or gave it up).
+func (s *Service) endSignInViews(w browser.Work, tab, reason string) {
+	s.takeovers.mu.Lock()
+	var of []*liveTakeover
+	for _, to := range s.takeovers.byID {
+		if to.signIn && to.tab != nil && to.tab.work == w && to.tab.tab == tab {
+			of = append(of, to)
+		}
+	}
+	s.takeovers.mu.Unlock()
+	for _, to := range of {
+		to.end(reason)
+	}
 }
 
 // endWatchesOf ends the views of a tab other than keep: they make way for a sign-in's.
@@ -107,7 +150,7 @@ func (s *Service) FinishTakeover(ctx context.Context, id string, done bool) (Tak
 	if err != nil {
 		return Takeover{}, err
 	}
-	if !done || to.login == "" {
+	if !done || !to.signIn {
 		to.end(ReasonStopped)
 		return to.snapshot(), nil
 	}
@@ -123,7 +166,9 @@ func (s *Service) FinishTakeover(ctx context.Context, id string, done bool) (Tak
 		return to.snapshot(), nil
 	}
 	to.end(ReasonSignedIn)
-	s.takeoverSignedIn(ctx, to.login)
+	if to.login != "" {
+		s.takeoverSignedIn(ctx, to.login)
+	}
 	return to.snapshot(), nil
 }
 

@@ -407,6 +407,14 @@ func (s *Service) noteLoginTx(tx *ledger.Tx, c Card, status string) {
 // "clean") gives the tab back and settles its card, waking the node; given up, the card expires.
 func (s *Service) OnSignIn(work browser.Work, tab string, ok bool, how string) {
 	ctx := s.life
+	if strings.HasPrefix(string(work), "run:") {
+		// A run's own sign-in (no card): its view, opened from Needs me, ends with it.
+		reason := ReasonSignedIn
+		if !ok {
+			reason = ReasonTime
+		}
+		s.endSignInViews(work, tab, reason)
+	}
 	ms, err := s.queryMessages(ctx, s.cfg.Store.Reader(), `WHERE kind = 'approval' AND json_extract(data, '$.type') = 'login'
 		AND json_extract(data, '$.status') IN ('pending', 'working') AND json_extract(data, '$.work') = ? AND json_extract(data, '$.tab') = ?`, string(work), tab)
 	if err != nil || len(ms) == 0 {

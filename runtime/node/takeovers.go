@@ -63,6 +63,8 @@ type Takeover struct {
 	Tab         string    `json:"tab,omitempty"`
 	Browser     string    `json:"browser,omitempty"`
 	LoginCardID string    `json:"loginCardId,omitempty"`
+	SignIn      bool      `json:"signIn,omitempty"` // a sign-in's view: a login card's, or a run's held tab's (RunID)
+	RunID       string    `json:"runId,omitempty"`
 	Note        string    `json:"note,omitempty"` // why it shows the tab and not the clean browser; a sign-in not seen done
 	EndsAt      time.Time `json:"endsAt"`
 	MaxEndsAt   time.Time `json:"maxEndsAt"`
@@ -81,6 +83,7 @@ type liveTakeover struct {
 	term    *nodeTerm // a terminal's view, or
 	tab     *liveTab  // a browser tab's
 	login   string    // the sign-in card a browser view was opened from
+	signIn  bool      // a sign-in's view: a login card's, or a run's held tab's
 	clean   bool      // it opened the clean browser
 	created time.Time
 	done    chan struct{} // closed when it ends

@@ -46,6 +46,9 @@ export interface Takeover {
   tab?: string;
   browser?: 'tab' | 'clean';
   loginCardId?: string;
+  /** A sign-in's view (a login card's, or a run's held tab's, runId). */
+  signIn?: boolean;
+  runId?: string;
   /** Why it shows the tab and not the clean browser; a sign-in not seen done yet. */
   note?: string;
   endsAt: string;
@@ -60,6 +63,8 @@ export const takeoverApi = {
   open: (liveCardId: string) => request<{ takeover: Takeover }>('POST', '/api/node/takeovers', { liveCardId }).then((r) => r.takeover),
   /** A sign-in card's Open the browser: the clean browser at its tab's page, in control. */
   openLogin: (loginCardId: string) => request<{ takeover: Takeover }>('POST', '/api/node/takeovers', { loginCardId }).then((r) => r.takeover),
+  /** A run's own sign-in on Needs me: the clean browser at its held tab's page, in control. */
+  openRunSignIn: (runId: string, tab: string) => request<{ takeover: Takeover }>('POST', '/api/node/takeovers', { runId, tab }).then((r) => r.takeover),
   /** I'm done (a sign-in is checked at once) or Stop. */
   end: (id: string, done: boolean) => request<{ takeover: Takeover }>('POST', `${path(id)}/end`, { done }).then((r) => r.takeover),
   control: (id: string, on: boolean) => request<{ takeover: Takeover }>('POST', `${path(id)}/control`, { on }).then((r) => r.takeover),

@@ -25,6 +25,8 @@ export interface Decision {
   /** One line saying why the recommended option is the careful choice. */
   why?: string;
   freeText: boolean;
+  /** A run's sign-in or human check in one of its tabs, which the person can do from here. */
+  signIn?: { tab: string; site: string; purpose: string };
   created: string;
   status: 'open' | 'answered' | 'withdrawn' | 'expired';
   answer?: { option: number; text: string };
