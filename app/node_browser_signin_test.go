@@ -172,7 +172,21 @@ func TestNodeUIBrowserSignIn(t *testing.T) {
 		document.querySelector('`+card+` .bv')?.dataset.mode === 'control' && document.querySelector('`+card+` .bv')?.dataset.browser === 'clean'`)
 	screenshot(t, ctx, "node-browser-signin-390.png", 390)
 	screenshot(t, ctx, "node-browser-signin-1280.png", 1280)
-	tap := func(at [2]float64) {
+	tap, typeIn := viewInput(t, ctx, card)
+	tap(userField)
+	typeIn("ada", false)
+	tap(passField)
+	typeIn("s3cret-pass", true)
+	sn.signedIn(t, ctx)
+	waitFor(t, ctx, "the card, signed in", `!!document.querySelector('`+card+` .node-card[data-status="signed_in"]') && !document.querySelector('`+card+` .bv')`)
+	screenshot(t, ctx, "node-browser-signed-in-390.png", 390)
+}
+
+// viewInput drives a browser view (BrowserView) inside scope as a person does: tap clicks the
+// view's picture at a fraction of it, typeIn types into its text box and sends it (with Enter).
+func viewInput(t *testing.T, ctx context.Context, scope string) (tap func([2]float64), typeIn func(string, bool)) {
+	pic := scope + ` .bv-picture`
+	tap = func(at [2]float64) {
 		t.Helper()
 		xy, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](fmt.Sprintf(`(() => {
 			const el = document.querySelector('%s');
@@ -187,20 +201,14 @@ func TestNodeUIBrowserSignIn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	typeIn := func(text string, enter bool) {
+	typeIn = func(text string, enter bool) {
 		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.SendKeys(card+` .bv-type input`, text)); err != nil {
+		if err := chromedp.Do(ctx, chromedp.SendKeys(scope+` .bv-type input`, text)); err != nil {
 			t.Fatal(err)
 		}
-		press(t, ctx, card+map[bool]string{true: ` .bv-enter`, false: ` .bv-send`}[enter])
+		press(t, ctx, scope+map[bool]string{true: ` .bv-enter`, false: ` .bv-send`}[enter])
 	}
-	tap(userField)
-	typeIn("ada", false)
-	tap(passField)
-	typeIn("s3cret-pass", true)
-	sn.signedIn(t, ctx)
-	waitFor(t, ctx, "the card, signed in", `!!document.querySelector('`+card+` .node-card[data-status="signed_in"]') && !document.querySelector('`+card+` .bv')`)
-	screenshot(t, ctx, "node-browser-signed-in-390.png", 390)
+	return tap, typeIn
 }
 
 // waitCard waits for a card of the room of type typ to have status, and answers its id.

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -73,6 +72,31 @@ func (a browsingAgent) Start(ctx context.Context, spec engines.Spec, h engines.H
 	return r, nil
 }
 
+// startBrowsingRun starts a runtime whose agent is agent, gives it a task in mode, and opens its
+// page in Chromium, signed in and live.
+func startBrowsingRun(t *testing.T, agent browsingAgent, title, mode string) (*Runtime, *client, jobs.Job, context.Context) {
+	t.Helper()
+	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: t.TempDir(), Addr: "127.0.0.1:0",
+		Log: slog.New(slog.DiscardHandler), Drivers: map[string]engines.Driver{"browsing": agent}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
+	var j jobs.Job
+	if err := c.do(context.Background(), "POST", "/api/agent/assign", map[string]any{"title": title, "agent": "browsing",
+		"folder": t.TempDir(), "settings": map[string]any{"mode": mode}}, &j); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(newBrowser(t), browserTestTime)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
+	return rt, c, j, ctx
+}
+
 // TestUIRunLivePicture: while a run's agent uses a tab, its task's page shows a small live
 // picture of it above the trace; a page showing a token is not pictured, and says why; the
 // picture goes when the run ends.
@@ -89,25 +113,7 @@ func TestUIRunLivePicture(t *testing.T) {
 	srv := httptest.NewServer(site)
 	defer srv.Close()
 	agent := browsingAgent{pages: []string{srv.URL + "/", srv.URL + "/token"}, next: make(chan struct{})}
-	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: t.TempDir(), Addr: "127.0.0.1:0",
-		Log: slog.New(slog.DiscardHandler), Drivers: map[string]engines.Driver{"browsing": agent}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
-	var j jobs.Job
-	if err := c.do(context.Background(), "POST", "/api/agent/assign", map[string]any{"title": "Check the checkout page", "agent": "browsing",
-		"folder": t.TempDir(), "settings": map[string]any{"mode": "unattended"}}, &j); err != nil {
-		t.Fatal(err)
-	}
-
-	ctx, cancel := context.WithTimeout(newBrowser(t), browserTestTime)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, ctx, "the board", `!!document.querySelector('[data-status]')`)
+	_, _, j, ctx := startBrowsingRun(t, agent, "Check the checkout page", "unattended")
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(location.hash = '#/task/`+j.TaskID+`', true)`)); err != nil {
 		t.Fatal(err)
 	}
@@ -140,24 +146,7 @@ func TestUIRunSignInFromNeedsMe(t *testing.T) {
 	needUI(t)
 	site := signInSite(t)
 	agent := browsingAgent{pages: []string{site.URL + "/account"}, next: make(chan struct{}), login: true}
-	rt, err := startRuntime(context.Background(), runtimeConfig{DataDir: t.TempDir(), Addr: "127.0.0.1:0",
-		Log: slog.New(slog.DiscardHandler), Drivers: map[string]engines.Driver{"browsing": agent}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	c := &client{f: apiFile{URL: rt.URL, Token: readToken(t, rt)}, http: httpClient()}
-	var j jobs.Job
-	if err := c.do(context.Background(), "POST", "/api/agent/assign", map[string]any{"title": "Read my balance", "agent": "browsing",
-		"folder": t.TempDir(), "settings": map[string]any{"mode": "review"}}, &j); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(newBrowser(t), browserTestTime)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(rt.SigninURL())); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, ctx, "the board, live", `document.querySelector('#live')?.dataset.state === 'live'`)
+	_, c, j, ctx := startBrowsingRun(t, agent, "Read my balance", "review")
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(location.hash = '#/needs', true)`)); err != nil {
 		t.Fatal(err)
 	}
@@ -169,28 +158,7 @@ func TestUIRunSignInFromNeedsMe(t *testing.T) {
 		document.querySelector('`+need+` .bv')?.dataset.mode === 'control' && document.querySelector('`+need+` .bv')?.dataset.browser === 'clean'`)
 	screenshot(t, ctx, "run-signin-needs-1280.png", 1280)
 	screenshot(t, ctx, "run-signin-needs-390.png", 390)
-	tap := func(at [2]float64) {
-		t.Helper()
-		xy, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](fmt.Sprintf(`(() => {
-			const el = document.querySelector('%s');
-			el.scrollIntoView({ block: 'center' });
-			const r = el.getBoundingClientRect();
-			return [r.left + r.width * %g, r.top + r.height * %g];
-		})()`, pic, at[0], at[1])))
-		if err != nil || len(xy) != 2 {
-			t.Fatalf("where the picture is: %v %v", xy, err)
-		}
-		if err := chromedp.Do(ctx, chromedp.MouseClickXY(xy[0], xy[1])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	typeIn := func(text string, enter bool) {
-		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.SendKeys(need+` .bv-type input`, text)); err != nil {
-			t.Fatal(err)
-		}
-		press(t, ctx, need+map[bool]string{true: ` .bv-enter`, false: ` .bv-send`}[enter])
-	}
+	tap, typeIn := viewInput(t, ctx, need)
 	tap(userField)
 	typeIn("ada", false)
 	tap(passField)
