@@ -167,6 +167,12 @@ func TestLoginTakeoverRoutes(t *testing.T) {
 		{"both cards", `{"liveCardId":"` + ls.CardID + `","loginCardId":"` + bl.LoginCardID + `"}`, 400},
 		{"no card", `{}`, 400},
 		{"not a sign-in card", `{"loginCardId":"` + ls.CardID + `"}`, 404},
+		{"a run without its tab", `{"runId":"job_1"}`, 400},
+		{"a tab without its run", `{"tab":"t1"}`, 400},
+		{"a run and a card", `{"runId":"job_1","tab":"t1","loginCardId":"` + bl.LoginCardID + `"}`, 400},
+		{"a run's tab not held", `{"runId":"job_none","tab":"t1"}`, 410},
+		{"a wrong type", `{"runId":7,"tab":"t1"}`, 400},
+		{"an unknown field", `{"runId":"job_1","tab":"t1","mode":"watch"}`, 400},
 	} {
 		if code, out := ls.call(t, "POST", "/api/node/takeovers", c.body); code != c.want {
 			t.Errorf("%s: %d %v, want %d", c.name, code, out, c.want)
