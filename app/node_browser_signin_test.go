@@ -167,26 +167,23 @@ func TestNodeUIBrowserSignIn(t *testing.T) {
 	card := `[data-message-id="` + sn.card + `"]`
 	waitFor(t, ctx, "the login card", `!!document.querySelector('`+card+` .card-login-takeover')`)
 	press(t, ctx, card+` .card-login-takeover`)
-	pic := card + ` .bv-picture`
-	waitFor(t, ctx, "the clean browser's picture, in control", `(document.querySelector('`+pic+`')?.naturalWidth || 0) > 0 &&
-		document.querySelector('`+card+` .bv')?.dataset.mode === 'control' && document.querySelector('`+card+` .bv')?.dataset.browser === 'clean'`)
-	screenshot(t, ctx, "node-browser-signin-390.png", 390)
-	screenshot(t, ctx, "node-browser-signin-1280.png", 1280)
-	tap, typeIn := viewInput(t, ctx, card)
-	tap(userField)
-	typeIn("ada", false)
-	tap(passField)
-	typeIn("s3cret-pass", true)
+	signInThroughView(t, ctx, card, "node-browser-signin")
 	sn.signedIn(t, ctx)
 	waitFor(t, ctx, "the card, signed in", `!!document.querySelector('`+card+` .node-card[data-status="signed_in"]') && !document.querySelector('`+card+` .bv')`)
 	screenshot(t, ctx, "node-browser-signed-in-390.png", 390)
 }
 
-// viewInput drives a browser view (BrowserView) inside scope as a person does: tap clicks the
-// view's picture at a fraction of it, typeIn types into its text box and sends it (with Enter).
-func viewInput(t *testing.T, ctx context.Context, scope string) (tap func([2]float64), typeIn func(string, bool)) {
+// signInThroughView signs in to signInSite through the clean browser's view inside scope, as a
+// person does: once its picture shows, in control, it takes screenshots named shots-1280/390, then
+// taps the fields on the picture and types into the view's text box.
+func signInThroughView(t *testing.T, ctx context.Context, scope, shots string) {
+	t.Helper()
 	pic := scope + ` .bv-picture`
-	tap = func(at [2]float64) {
+	waitFor(t, ctx, "the clean browser's picture, in control", `(document.querySelector('`+pic+`')?.naturalWidth || 0) > 0 &&
+		document.querySelector('`+scope+` .bv')?.dataset.mode === 'control' && document.querySelector('`+scope+` .bv')?.dataset.browser === 'clean'`)
+	screenshot(t, ctx, shots+"-1280.png", 1280)
+	screenshot(t, ctx, shots+"-390.png", 390)
+	tap := func(at [2]float64) {
 		t.Helper()
 		xy, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](fmt.Sprintf(`(() => {
 			const el = document.querySelector('%s');
@@ -201,14 +198,17 @@ func viewInput(t *testing.T, ctx context.Context, scope string) (tap func([2]flo
 			t.Fatal(err)
 		}
 	}
-	typeIn = func(text string, enter bool) {
+	typeIn := func(text string, enter bool) {
 		t.Helper()
 		if err := chromedp.Do(ctx, chromedp.SendKeys(scope+` .bv-type input`, text)); err != nil {
 			t.Fatal(err)
 		}
 		press(t, ctx, scope+map[bool]string{true: ` .bv-enter`, false: ` .bv-send`}[enter])
 	}
-	return tap, typeIn
+	tap(userField)
+	typeIn("ada", false)
+	tap(passField)
+	typeIn("s3cret-pass", true)
 }
 
 // waitCard waits for a card of the room of type typ to have status, and answers its id.

@@ -153,16 +153,7 @@ func TestUIRunSignInFromNeedsMe(t *testing.T) {
 	need := `[data-need-id]`
 	waitFor(t, ctx, "the run's sign-in on Needs me", `!!document.querySelector('`+need+` .need-open-browser') && document.querySelector('`+need+`').textContent.includes('127.0.0.1')`)
 	press(t, ctx, need+` .need-open-browser`)
-	pic := need + ` .bv-picture`
-	waitFor(t, ctx, "the clean browser's picture, in control", `(document.querySelector('`+pic+`')?.naturalWidth || 0) > 0 &&
-		document.querySelector('`+need+` .bv')?.dataset.mode === 'control' && document.querySelector('`+need+` .bv')?.dataset.browser === 'clean'`)
-	screenshot(t, ctx, "run-signin-needs-1280.png", 1280)
-	screenshot(t, ctx, "run-signin-needs-390.png", 390)
-	tap, typeIn := viewInput(t, ctx, need)
-	tap(userField)
-	typeIn("ada", false)
-	tap(passField)
-	typeIn("s3cret-pass", true)
+	signInThroughView(t, ctx, need, "run-signin-needs")
 	waitFor(t, ctx, "the question gone once the sign-in is seen", `!document.querySelector('`+need+` .need-open-browser') && !document.querySelector('`+need+` .bv')`)
 	for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		var trace struct {

@@ -110,9 +110,10 @@ func (r *run) view(ctx context.Context, b Browser, in BrowserViewInput) (*mcp.Ca
 	k := r.keepShot(shot)
 	res, data, _ := r.shotAnswer(k)
 	said := ""
+	var never neverCaptured
 	switch {
-	case r.siteRule(siteName(shot.URL)) == SiteNever:
-		said = "No picture was kept: the person never has " + siteName(shot.URL) + " captured."
+	case errors.As(k.err, &never):
+		said = "No picture was kept: the person never has " + string(never) + " captured."
 	case k.err != nil || k.held:
 		return res, data, nil
 	default:

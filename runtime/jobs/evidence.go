@@ -83,6 +83,8 @@ func (r *run) attach(ctx context.Context, in AttachInput) (kept, error) {
 	if err != nil {
 		return kept{}, fmt.Errorf("cannot read %s: %w", in.Path, err)
 	}
+	// An archive is read twice: for a file of keys inside (refused), then for an entry that shows a
+	// secret (held).
 	if why := secrets.ArchiveProblem(path, data, func([]byte) bool { return false }); why != "" {
 		return kept{}, fmt.Errorf("not attached: %s, which a run never attaches", why)
 	}

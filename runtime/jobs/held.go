@@ -53,6 +53,13 @@ func (r *run) siteRule(site string) string {
 	return r.s.opts.SiteRule(r.ctx, site)
 }
 
+// neverCaptured is a screenshot of a site the person never has captured: dropped unseen.
+type neverCaptured string
+
+func (n neverCaptured) Error() string {
+	return fmt.Sprintf("the person never has %s captured, so no picture of it was kept; read the page with browser_snapshot", string(n))
+}
+
 // holdReason is why text is held from the agent and the run's evidence, or "".
 func (r *run) holdReason(text string) string {
 	switch {
@@ -92,7 +99,7 @@ func (r *run) keepShot(shot browser.Shot) kept {
 	site := siteName(shot.URL)
 	rule := r.siteRule(site)
 	if rule == SiteNever {
-		return kept{err: fmt.Errorf("the person never has %s captured, so no picture of it was kept; read the page with browser_snapshot", site)}
+		return kept{err: neverCaptured(site)}
 	}
 	ev := Evidence{ID: newEvidenceID(), Kind: "screenshot", Name: "screenshot-" + time.Now().UTC().Format("20060102-150405") + ext,
 		Size: int64(len(shot.Image)), Caption: Redact(trim(shot.Title, previewInput))}

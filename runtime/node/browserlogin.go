@@ -93,9 +93,9 @@ func (s *Service) openSignInView(ctx context.Context, w browser.Work, tab, nodeI
 	now := s.now()
 	to := &liveTakeover{s: s, tab: lt, login: login, signIn: true, created: now, done: make(chan struct{}), lastSeen: now, switched: make(chan struct{}),
 		info: Takeover{ID: newTakeoverID(), Kind: "browser", Mode: ModeControl, Browser: "clean", LoginCardID: login, SignIn: true, Tab: tab,
-			RunID: strings.TrimPrefix(string(w), "run:"), EndsAt: now.Add(TakeoverWindow), MaxEndsAt: now.Add(TakeoverMax)}}
-	if !strings.HasPrefix(string(w), "run:") {
-		to.info.RunID = ""
+			EndsAt: now.Add(TakeoverWindow), MaxEndsAt: now.Add(TakeoverMax)}}
+	if run, ok := strings.CutPrefix(string(w), "run:"); ok {
+		to.info.RunID = run
 	}
 	if err := lt.takeControl(to.info.ID); err != nil {
 		return Takeover{}, err

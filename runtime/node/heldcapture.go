@@ -10,6 +10,7 @@ import (
 
 	"github.com/ensemblework/ensemble/browser"
 	"github.com/ensemblework/ensemble/runtime/computer"
+	"github.com/ensemblework/ensemble/runtime/jobs"
 	"github.com/ensemblework/ensemble/runtime/ledger"
 	"github.com/ensemblework/ensemble/runtime/problem"
 	"github.com/ensemblework/ensemble/runtime/secrets"
@@ -221,10 +222,11 @@ func heldFile(c Card, id string) (computer.Shared, bool) {
 	return c.Evidence[i], true
 }
 
-// The owner's rules for capturing a site (spec 002 §8.16), for every node and run.
+// The owner's rules for capturing a site (spec 002 §8.16), for every node and run: the runs'
+// own, since runs read them through jobs.Options.SiteRule.
 const (
-	SitePreview = "preview" // a capture of it waits for the owner on a card, shown to no model
-	SiteNever   = "never"   // it is not captured at all
+	SitePreview = jobs.SitePreview // a capture of it waits for the owner on a card, shown to no model
+	SiteNever   = jobs.SiteNever   // it is not captured at all
 )
 
 // PreviewSites are the sites whose captures the owner sees first, sorted.
